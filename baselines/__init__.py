@@ -1,0 +1,1 @@
+"""Baseline agents for srezero. Each implements the protocol in :mod:`srezero.agents.protocol`."""

@@ -1,0 +1,1 @@
+"""The agent protocol, the agent registry and the episode runner."""

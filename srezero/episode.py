@@ -1,0 +1,355 @@
+"""The episode API: a Gymnasium-style environment around one seeded incident.
+
+Incident-v0
+===========
+
+**Description.** You are paged. A simulated production system (load balancer, web servers, cache,
+database, message queue, workers and the nodes under them) has an incident, or a false alarm.
+Investigate with read tools, mitigate with write tools whose effects unfold in simulated time,
+submit a structured diagnosis, and resolve.
+
+**Actions.** A tool call, as a dict ``{"tool": "search_logs", "args": {...}}``, a text call
+``search_logs(service="database", pattern="timeout")``, a kubectl-style command, or an
+:class:`~srezero.tools.parse.Action`. ``tool_specs()`` lists every tool with its JSON schema.
+
+**Observations.** An :class:`Observation`: ``text`` is what an agent reads; ``data`` holds the same
+result in structure; ``ok``/``error`` say whether the action was valid; budgets are included.
+
+**Rewards.** Potential-based shaping that sums exactly to ``marks / 100`` over an episode (see
+:mod:`srezero.scoring.marks`).
+
+**Episode end.** ``terminated`` after ``resolve()``; ``truncated`` when the step or simulated-time
+budget runs out. Either way the world runs a verification window and ``info["result"]`` carries the
+scored :class:`EpisodeResult` as a dict. A step after the end returns an error observation.
+
+An invalid action (unknown tool, bad argument, unknown target, unparsable text) never raises: it
+returns an error observation, costs a step and counts as an invalid action.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from srezero.faults.base import Fault, RootCause
+from srezero.scoring import diagnosis as diag
+from srezero.scoring import marks as mk
+from srezero.scoring.evidence import EvidenceTracker
+from srezero.scoring.mitigation import verify
+from srezero.sim import config as cfgmod
+from srezero.sim.rng import stable_int
+from srezero.sim.world import World
+from srezero.task.spec import TaskSpec
+from srezero.tools.context import ToolContext
+from srezero.tools.parse import parse_action
+from srezero.tools.registry import ToolError, ToolSpec, load_tools
+
+INVALID_COST_S = 2.0
+OBS_TEXT_LIMIT = 12_000
+
+
+@dataclass
+class Observation:
+    """What the agent sees after reset or a step."""
+
+    text: str
+    tool: str | None = None
+    ok: bool = True
+    error: str | None = None
+    data: Any = None
+    step: int = 0
+    steps_left: int = 0
+    sim_time_s: float = 0.0
+    time_left_s: float = 0.0
+    done: bool = False
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+@dataclass
+class Briefing:
+    """What an agent is told at reset: an opaque episode id, the page, the budgets. No spoilers."""
+
+    episode_id: str
+    page: str
+    step_budget: int
+    time_budget_s: float
+
+
+@dataclass
+class _Write:
+    step: int
+    tool: str
+    args: dict[str, Any]
+    at: float
+    addresses_root_cause: bool
+    distractor: bool
+    effect: str
+
+
+@dataclass
+class EpisodeState:
+    steps: int = 0
+    invalid: int = 0
+    done: bool = False
+    resolved: bool = False
+    resolve_note: str = ""
+    claims: list[Any] | None = None
+    summary: str = ""
+    diagnosis_at: float | None = None
+    writes: list[_Write] = field(default_factory=list)
+    premature: bool = False
+    healed_at: float | None = None
+    phi: float = 0.0
+    reward_sum: float = 0.0
+
+
+class Episode:
+    """One incident under one seed. Create with :func:`srezero.make`."""
+
+    def __init__(self, spec: TaskSpec, seed: int = 0) -> None:
+        self.spec = spec
+        self.seed = seed
+        self._tools: dict[str, ToolSpec] = load_tools()
+        self.world: World | None = None
+        self.result: dict[str, Any] | None = None
+        self.trajectory: list[dict[str, Any]] = []
+
+    # ------------------------------------------------------------------ API
+    def tool_specs(self) -> list[dict[str, Any]]:
+        return [t.public() for t in self._tools.values()]
+
+    def reset(self, seed: int | None = None, options: dict[str, Any] | None = None) -> tuple[Observation, dict[str, Any]]:
+        if seed is not None:
+            self.seed = int(seed)
+        w = World.build(self.spec, self.seed)
+        w.page()
+        self.world = w
+        self.ctx = ToolContext(w, self)
+        self.st = EpisodeState()
+        self.result = None
+        self.trajectory = []
+        self.faults: list[Fault] = w.faults
+        self.truth: list[RootCause] = [f.root_cause(w) for f in self.faults]
+        for rc, f in zip(self.truth, self.faults):
+            rc.visible = f.spec.visible
+        children = {s: {r.name for r in w.services[s].replicas} for s in w.services}
+        children.update({n.name: {r.name for r in n.replicas} for n in w.topo.nodes})
+        signals = [sig for f in self.faults for sig in f.signals(w)] or self._control_signals()
+        self.evidence = EvidenceTracker(signals, children)
+        self._fix_keys = {self._write_key(a["tool"], a["args"]) for f in self.faults for a in f.oracle_fix(w)}
+        self._symptomatic = self._victims()
+        self._vocab = self._vocabulary()
+        self.t0 = w.now
+        alerts = [a for a in w.alerts.listing(w.now) if a.firing and a.name == self.spec.alert.name]
+        page = (f"[{alerts[0].severity}] {alerts[0].name} on {alerts[0].entity}: {alerts[0].summary}" if alerts
+                else f"[critical] {self.spec.alert.name}")
+        self.briefing = Briefing(self.episode_id, page, self.spec.budget.steps, self.spec.budget.time_s)
+        text = (f"PAGE {w.stamp(w.now)}: {page}\n"
+                "You are on call for this system. Investigate with the read tools, mitigate with the write tools, "
+                "then submit_diagnosis(root_causes=[...]) and resolve().\n"
+                f"Budget: {self.spec.budget.steps} steps and {self.spec.budget.time_s / 60:.0f} minutes of simulated time.")
+        obs = Observation(text, None, True, None, {"page": page}, 0, self.spec.budget.steps, 0.0, self.spec.budget.time_s)
+        return obs, {"briefing": asdict(self.briefing), "tool_specs": None}
+
+    @property
+    def episode_id(self) -> str:
+        return f"ep-{stable_int(self.spec.id, self.seed, 'episode') % 16**10:010x}"
+
+    def step(self, action: Any) -> tuple[Observation, float, bool, bool, dict[str, Any]]:
+        if self.world is None:
+            raise RuntimeError("call reset() before step()")
+        st = self.st
+        w = self.world
+        if st.done:
+            obs = self._obs("error: the episode has ended; call reset() to start another", None, False,
+                            "episode has ended", None)
+            return obs, 0.0, True, False, {"result": self.result}
+        st.steps += 1
+        tool_name = None
+        args: dict[str, Any] = {}
+        error = None
+        out_text = ""
+        data = None
+        try:
+            tool_name, args = parse_action(action)
+            spec = self._tools[tool_name]
+            healed_before = self._healed_count() if spec.kind == "write" else 0
+            out = spec.fn(self.ctx, **args)
+            out_text, data = out.text, out.data
+            w.advance(spec.cost_s)
+            if spec.kind == "read":
+                self.evidence.observe(st.steps, tool_name, args, out_text)
+            elif spec.kind == "write":
+                self._judge_write(tool_name, args, healed_before, out_text)
+        except ToolError as exc:
+            error = str(exc)
+        except (TypeError, ValueError, KeyError) as exc:  # defensive: a tool must never crash an episode
+            error = f"{type(exc).__name__}: {exc}"
+        if error is not None:
+            st.invalid += 1
+            w.advance(INVALID_COST_S)
+            out_text = f"error: {error}"
+        if st.healed_at is None and self.faults and self._healed_count() == len(self.faults):
+            st.healed_at = w.now - self.t0
+        elif st.healed_at is not None and self._healed_count() < len(self.faults):
+            st.healed_at = None
+        elapsed = w.now - self.t0
+        terminated = st.resolved
+        truncated = not terminated and (st.steps >= self.spec.budget.steps or elapsed >= self.spec.budget.time_s)
+        obs = self._obs(out_text, tool_name, error is None, error, data)
+        self.trajectory.append({"step": st.steps, "action": action if isinstance(action, str | dict) else repr(action),
+                                "tool": tool_name, "args": args, "ok": error is None, "error": error,
+                                "sim_time_s": round(elapsed, 3), "text": out_text[:OBS_TEXT_LIMIT]})
+        info: dict[str, Any] = {"invalid": error is not None, "tool": tool_name, "sim_time_s": elapsed}
+        if terminated or truncated:
+            st.done = True
+            obs.done = True
+            self.result = self._finish(truncated)
+            reward = self.result["marks"] / 100.0 - st.phi
+            info["result"] = self.result
+        else:
+            phi = mk.potential(self.evidence.coverage, self._healed_count() / max(1, len(self.faults)),
+                               self._penalty_so_far())
+            reward = phi - st.phi
+            st.phi = phi
+        st.reward_sum += reward
+        self.trajectory[-1]["reward"] = round(reward, 9)
+        return obs, reward, terminated, truncated, info
+
+    # ------------------------------------------------------------------ used by submit tools
+    def record_diagnosis(self, claims: list[Any], summary: str) -> int:
+        self.st.claims = [c if isinstance(c, dict) else dict(c) for c in claims]
+        self.st.summary = summary
+        self.st.diagnosis_at = self.world.now - self.t0 + 5.0
+        return len(claims)
+
+    def request_resolve(self, note: str) -> None:
+        self.st.resolved = True
+        self.st.resolve_note = note
+        if any(f.injected and not f.neutralised(self.world) for f in self.faults):
+            self.st.premature = True
+
+    # ------------------------------------------------------------------ privileged (oracle agent only)
+    def oracle_plan(self) -> list[dict[str, Any]]:
+        """The actions of perfect play. Reads ground truth: only the oracle agent may call this."""
+        w = self.world
+        plan: list[dict[str, Any]] = [{"tool": "get_alerts", "args": {}}]
+        for f in self.faults:
+            plan += f.oracle_reads(w)
+        if not self.faults:
+            plan += [{"tool": a, "args": b} for a, b in self._control_reads()]
+        claims = [{"entity": rc.entity, "category": rc.category, "detail": rc.detail} for rc in self.truth]
+        plan.append({"tool": "submit_diagnosis", "args": {"root_causes": claims, "summary": "oracle"}})
+        for f in self.faults:
+            plan += f.oracle_fix(w)
+        plan.append({"tool": "resolve", "args": {"note": "oracle"}})
+        return plan
+
+    def ground_truth(self) -> list[dict[str, Any]]:
+        return [asdict(rc) for rc in self.truth]
+
+    # ------------------------------------------------------------------ internals
+    def _obs(self, text: str, tool: str | None, ok: bool, error: str | None, data: Any) -> Observation:
+        w = self.world
+        elapsed = w.now - self.t0
+        return Observation(text, tool, ok, error, data, self.st.steps, max(0, self.spec.budget.steps - self.st.steps),
+                           round(elapsed, 3), max(0.0, self.spec.budget.time_s - elapsed), self.st.done)
+
+    def _healed_count(self) -> int:
+        w = self.world
+        return sum(1 for f in self.faults if f.injected and f.neutralised(w))
+
+    @staticmethod
+    def _write_key(tool: str, args: dict[str, Any]) -> tuple[Any, ...]:
+        return (tool, args.get("service") or args.get("target") or args.get("node"), args.get("key"))
+
+    def _judge_write(self, tool: str, args: dict[str, Any], healed_before: int, effect: str) -> None:
+        w = self.world
+        fixes = self._write_key(tool, args) in self._fix_keys or self._healed_count() > healed_before
+        if not self.faults:
+            fixes = False
+        target = args.get("service") or args.get("target") or args.get("node") or ""
+        distractor = not fixes and target in w.noise_entities
+        self.st.writes.append(_Write(self.st.steps, tool, dict(args), round(w.now - self.t0, 3), fixes, distractor, effect))
+
+    def _penalty_so_far(self) -> float:
+        st = self.st
+        wrong = sum(1 for x in st.writes if not x.addresses_root_cause)
+        return mk.penalties(wrong, len(self.world.destroyed), st.invalid, False)
+
+    def _victims(self) -> set[str]:
+        w = self.world
+        out = set()
+        for kind, svc in w.services.items():
+            err = w.vals[w.row_of[(kind, "error_rate")]]
+            p99 = w.vals[w.row_of[(kind, "latency_p99_ms")]]
+            base = w.buf[w.row_of[(kind, "latency_p99_ms")], 0]
+            if err > 0.01 or (base > 0 and p99 > 2 * base):
+                out.add(kind)
+                out |= {r.name for r in svc.replicas}
+        return out
+
+    def _vocabulary(self) -> set[str]:
+        vocab = {k.key.lower() for k in cfgmod.KEYS}
+        vocab |= {"nvme0n1", "nvme1n1"}
+        return vocab
+
+    def _control_reads(self) -> list[tuple[str, dict[str, Any]]]:
+        return [("query_metrics", {"target": "load_balancer", "metric": "error_rate"}),
+                ("query_metrics", {"target": "load_balancer", "metric": "latency_p99_ms"})]
+
+    def _control_signals(self) -> list[tuple[str, str, dict[str, Any], str]]:
+        return [("get_alerts", "*", {}, ""),
+                ("query_metrics", "load_balancer", {"metric": "error_rate"}, ""),
+                ("query_metrics", "load_balancer", {"metric": "latency_p99_ms"}, "")]
+
+    def _finish(self, truncated: bool) -> dict[str, Any]:
+        w = self.world
+        st = self.st
+        sim_seconds = w.now - self.t0
+        no_fault = self.spec.ground_truth.no_fault
+        d = diag.score(st.claims or [], self.truth, self._symptomatic, self._vocab, no_fault) \
+            if st.claims is not None else diag.score([], self.truth, self._symptomatic, self._vocab, False)
+        if st.claims is None and no_fault:
+            d = {**d, "score": 0.0}
+        if not st.resolved and any(f.injected and not f.neutralised(w) for f in self.faults):
+            pass  # not premature: the agent never claimed it was over
+        m = verify(w, self.faults)
+        mitigated = m["mitigated"] and (not no_fault or d["score"] > 0)
+        wrong = sum(1 for x in st.writes if not x.addresses_root_cause)
+        comps = mk.Components(diagnosis=d["score"], mitigation=1.0 if mitigated else 0.0,
+                              evidence=self.evidence.coverage, success=bool(d["score"] >= mk.SUCCESS_DIAGNOSIS and mitigated),
+                              wrong_fixes=wrong, destructive=len(w.destroyed), invalid=st.invalid, premature=st.premature)
+        total, terms = mk.marks(comps)
+        ttd = st.diagnosis_at if d["score"] >= mk.SUCCESS_DIAGNOSIS else None
+        ttm = st.healed_at if mitigated and self.faults else None
+        return {
+            "task_id": self.spec.id,
+            "seed": self.seed,
+            "marks": total,
+            "marks_terms": terms,
+            "success": comps.success,
+            "resolved": st.resolved,
+            "truncated": truncated,
+            "diagnosis": d,
+            "mitigated": mitigated,
+            "mitigation": m,
+            "evidence_coverage": round(self.evidence.coverage, 6),
+            "evidence": self.evidence.report(),
+            "invalid_actions": st.invalid,
+            "wrong_fixes": wrong,
+            "destructive_actions": len(w.destroyed),
+            "premature_resolution": st.premature,
+            "distractor_actions": sum(1 for x in st.writes if x.distractor),
+            "collateral_errors": round(w.collateral_errors, 3),
+            "writes": [asdict(x) for x in st.writes],
+            "steps": st.steps,
+            "sim_seconds": round(sim_seconds, 3),
+            "ttd_s": ttd,
+            "ttm_s": ttm,
+            "summary": st.summary,
+            "ground_truth": [asdict(rc) for rc in self.truth] if not no_fault else [],
+            "no_fault": no_fault,
+        }

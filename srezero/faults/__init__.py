@@ -1,0 +1,1 @@
+"""Fault primitives (causes with dynamics) and noise primitives (the ambient events of a normal day)."""

@@ -1,0 +1,285 @@
+"""Application-layer primitives: bad config values, crash loops, leaks and retry storms."""
+
+from __future__ import annotations
+
+from collections.abc import Generator
+from typing import TYPE_CHECKING, Any
+
+from srezero.faults.base import Fault, FaultMeta, Param, Remedy, RootCause, Signal, register
+from srezero.faults.envelopes import healthy
+from srezero.sim import config as cfg
+from srezero.sim.components import Deploy
+
+if TYPE_CHECKING:
+    from srezero.sim.world import World
+
+
+def bump(version: str, salt: int) -> str:
+    major, minor, patch = (int(x) for x in version.lstrip("v").split("."))
+    return f"v{major}.{minor}.{patch + 1 + salt % 3}"
+
+
+def ship(w: World, svc_name: str, defect: str, rate: float, message: str) -> Deploy:
+    """Roll out a new version of ``svc_name`` carrying ``defect`` (a cause, not a symptom)."""
+    svc = w.services[svc_name]
+    new = Deploy(bump(svc.deploy.version, w.seed), w.now, w.author(), message, defect=defect, defect_rate=rate)
+    svc.deploys.append(new)
+    w.change(svc_name, "deploy", f"deployed {new.version}: {message}", new.author)
+    w.emit("Normal", "ScalingReplicaSet", svc_name, f"Rolled out {svc_name} {new.version}")
+    for rep in svc.replicas:
+        if rep.state != "Terminated":
+            rep.version = new.version
+            w.restart_replica(rep, reason="Rollout", by_agent=True)
+    return new
+
+
+class ConfigFault(Fault):
+    """Shared behaviour for faults that are one bad configuration value."""
+
+    key: str = ""
+
+    def prepare(self, w: World) -> None:
+        svc = self.target.obj if self.target.kind == "service" else self.target.obj.service
+        self.service = svc.kind
+        self.key = self.params.get("key") or self.key
+        if cfg.key_type(self.service, self.key) is None:
+            raise ValueError(f"{self.meta.name}: {self.service} has no config key {self.key!r}")
+        self.original = svc.config.get(self.key)
+
+    def bad_value(self, w: World) -> Any:
+        return self.params["value"]
+
+    def inject(self, w: World) -> None:
+        value = self.bad_value(w)
+        svc = w.services[self.service]
+        old = svc.config.get(self.key)
+        svc.config[self.key] = value
+        w.change(self.service, "config", f"{self.key}: {old} -> {value}", w.author())
+        w.emit("Normal", "ConfigChanged", self.service, f"configmap {self.service}-config updated ({self.key})")
+
+    def neutralised(self, w: World) -> bool:
+        return healthy(w, self.service, self.key, self.original)
+
+    def why_active(self, w: World) -> str:
+        value = w.services[self.service].config.get(self.key)
+        return f"{self.service} {self.key} is {value!r}, outside its safe range (it was {self.original!r} before the incident)"
+
+    def root_cause(self, w: World) -> RootCause:
+        return RootCause(entity=f"{self.service}.{self.key}", category=self.meta.category,
+                         detail=f"{self.key} set to {self.bad_value(w)!r}", detail_tokens=(self.key,),
+                         aliases=(self.service,), fault=self.meta.name, layer=self.meta.layer)
+
+    def oracle_reads(self, w: World) -> list[dict[str, Any]]:
+        return [{"tool": "get_config", "args": {"service": self.service}},
+                {"tool": "get_changes", "args": {"service": self.service}}]
+
+    def oracle_fix(self, w: World) -> list[dict[str, Any]]:
+        return [{"tool": "set_config", "args": {"service": self.service, "key": self.key, "value": self.original}}]
+
+    def signals(self, w: World) -> list[tuple[str, str, dict[str, Any], str]]:
+        key = self.key.replace(".", r"\.")
+        return [("get_config", self.service, {}, key), ("get_changes", "*", {}, key)]
+
+
+@register
+class BadConfig(ConfigFault):
+    meta = FaultMeta(
+        name="bad_config",
+        layer="application",
+        category="misconfiguration",
+        targets=("service",),
+        description="a configuration value pushed outside its safe range",
+        params=(Param("key", str, "db_timeout_ms", description="config key to break"),
+                Param("value", object, 40, description="the bad value")),
+        signals=(Signal("get_config", "service", pattern="<key>", description="the bad value in the live config"),
+                 Signal("get_changes", "any", pattern="<key>", description="the change that set it")),
+        remedies=(Remedy("set_config", "restore a value inside the key's safe envelope (docs/faults.md)"),),
+        wrong_fix_effects="restarts reload the same bad value; rolling back code does not touch config",
+    )
+
+
+@register
+class CrashLoop(ConfigFault):
+    """A required environment variable is removed; every replica that restarts crash-loops."""
+
+    meta = FaultMeta(
+        name="crash_loop",
+        layer="application",
+        category="misconfiguration",
+        targets=("service:web_server", "service:worker"),
+        description="a required environment variable was removed, so the process exits at start-up",
+        params=(Param("key", str, "env.DATABASE_URL", choices=("env.DATABASE_URL",)),),
+        signals=(Signal("get_status", "service", pattern="CrashLoopBackOff", description="replicas crash-looping"),
+                 Signal("search_logs", "service", pattern="DATABASE_URL", description="the start-up error"),
+                 Signal("get_config", "service", pattern="env\\.DATABASE_URL", description="the empty variable")),
+        remedies=(Remedy("set_config", "set env.DATABASE_URL back to the database URL"),),
+        wrong_fix_effects="restarts crash again at once; scaling adds more crashing replicas",
+    )
+
+    def bad_value(self, w: World) -> Any:
+        return ""
+
+    def inject(self, w: World) -> None:
+        super().inject(w)
+        for rep in w.services[self.service].replicas:  # the config change triggers a rolling restart
+            w.restart_replica(rep, reason="Rollout", by_agent=True)
+
+    def root_cause(self, w: World) -> RootCause:
+        rc = super().root_cause(w)
+        rc.detail = f"{self.key} is empty, so {self.service} exits at start-up"
+        rc.detail_tokens = ("DATABASE_URL",)
+        return rc
+
+    def oracle_reads(self, w: World) -> list[dict[str, Any]]:
+        return [{"tool": "get_status", "args": {"service": self.service}},
+                {"tool": "search_logs", "args": {"service": self.service, "pattern": "DATABASE_URL"}},
+                {"tool": "get_config", "args": {"service": self.service}}]
+
+    def signals(self, w: World) -> list[tuple[str, str, dict[str, Any], str]]:
+        return [("get_status", self.service, {}, "CrashLoopBackOff"),
+                ("search_logs", self.service, {}, "DATABASE_URL"),
+                ("get_config", self.service, {}, r"env\.DATABASE_URL")]
+
+
+@register
+class MemoryLeak(Fault):
+    """A new release leaks memory; replicas grow until the cgroup OOM-kills them, again and again."""
+
+    meta = FaultMeta(
+        name="memory_leak",
+        layer="application",
+        category="code_defect",
+        targets=("service:web_server", "service:worker"),
+        description="a release that leaks memory until replicas are OOM-killed",
+        params=(Param("minutes_to_oom", float, 9.0, lo=3.0, hi=60.0, description="time from start to OOM kill"),),
+        signals=(Signal("get_events", "service", pattern="OOMKilled", description="OOM kills"),
+                 Signal("query_metrics", "service", args=(("metric", "memory_mb"),), description="memory climbing"),
+                 Signal("get_changes", "any", pattern="<version>", description="the release that started it")),
+        remedies=(Remedy("rollback", "roll the service back to the previous release"),),
+        wrong_fix_effects="restarts buy minutes before the next OOM kill; raising the memory limit only delays it",
+    )
+
+    def prepare(self, w: World) -> None:
+        self.service = self.target.obj.kind if self.target.kind == "service" else self.target.obj.service.kind
+        self.version = ""
+
+    def inject(self, w: World) -> None:
+        svc = w.services[self.service]
+        limit = svc.config["memory_limit_mb"]
+        base = svc.replicas[0].base_mem_mb
+        rate = (limit - base) / (self.params["minutes_to_oom"] / 60.0)
+        self.version = ship(w, self.service, "memory_leak", rate, "switch session store to in-process LRU").version
+
+    def neutralised(self, w: World) -> bool:
+        return w.services[self.service].deploy.defect != "memory_leak"
+
+    def why_active(self, w: World) -> str:
+        return f"{self.service} still runs {w.services[self.service].deploy.version}, which leaks memory until OOM kills"
+
+    def root_cause(self, w: World) -> RootCause:
+        return RootCause(entity=self.service, category="code_defect", detail=f"release {self.version} leaks memory",
+                         detail_tokens=("leak", self.version, "memory"), fault=self.meta.name, layer=self.meta.layer)
+
+    def oracle_reads(self, w: World) -> list[dict[str, Any]]:
+        return [{"tool": "get_events", "args": {"entity": self.service}},
+                {"tool": "query_metrics", "args": {"target": self.service, "metric": "memory_mb"}},
+                {"tool": "get_changes", "args": {"service": self.service}}]
+
+    def oracle_fix(self, w: World) -> list[dict[str, Any]]:
+        return [{"tool": "rollback", "args": {"service": self.service}}]
+
+    def signals(self, w: World) -> list[tuple[str, str, dict[str, Any], str]]:
+        return [("get_events", self.service, {}, "OOMKilled"),
+                ("query_metrics", self.service, {"metric": "memory_mb"}, ""),
+                ("get_changes", "*", {}, self.version.replace(".", r"\."))]
+
+
+@register
+class RetryStorm(Fault):
+    """Metastable: an aggressive client timeout plus retries, pushed over the edge by a brief surge.
+
+    The timeout and retries are a latent misconfiguration set days before. A transient traffic surge
+    raises database latency past the client timeout; retries amplify the load, which keeps latency
+    above the timeout after the surge ends. Only a sane retry policy (and time to drain) restores it.
+    """
+
+    meta = FaultMeta(
+        name="retry_storm",
+        layer="failure_mode",
+        category="misconfiguration",
+        targets=("service:web_server",),
+        description="aggressive client timeouts and retries that latch the database into overload after a surge",
+        params=(Param("timeout_factor", float, 1.3, lo=1.05, hi=5.0,
+                      description="the aggressive client timeout, as a multiple of the healthy database latency"),
+                Param("retries", int, 4, lo=2, hi=8),
+                Param("surge", float, 1.9, lo=1.2, hi=4.0, description="traffic multiplier of the trigger"),
+                Param("surge_s", float, 120.0, lo=30.0, hi=900.0)),
+        signals=(Signal("get_config", "service", pattern="db_retries", description="the retry policy"),
+                 Signal("query_metrics", "database", args=(("metric", "request_rate"),), description="amplified query load"),
+                 Signal("search_logs", "service", pattern="timeout", description="client timeouts and retries")),
+        remedies=(Remedy("set_config", "db_retries <= 1 and db_timeout_ms well above the database's healthy p99"),),
+        wrong_fix_effects="scaling the web tier adds more retrying clients; restarting alone re-latches at the next surge",
+    )
+
+    def prepare(self, w: World) -> None:
+        web = w.services["web_server"]
+        self.original = {"db_timeout_ms": web.config["db_timeout_ms"], "db_retries": web.config["db_retries"]}
+        self.timeout_ms = max(3, round(self.params["timeout_factor"] * w.state.db_lat_ms))
+        web.config["db_timeout_ms"] = self.timeout_ms
+        web.config["db_retries"] = int(self.params["retries"])
+        when = -float(w.rng_world.uniform(1.5, 3.5)) * 86400
+        w.changes.append(_change(when, "web_server", f"db_timeout_ms: {self.original['db_timeout_ms']} -> "
+                                 f"{self.timeout_ms}, db_retries: {self.original['db_retries']} -> "
+                                 f"{self.params['retries']} (snappier failover)", w.author()))
+
+    def inject(self, w: World) -> None:
+        w.state.surge *= self.params["surge"]
+
+    def evolve(self, w: World) -> Generator[Any, Any, None]:
+        yield w.env.timeout(self.params["surge_s"])
+        w.state.surge /= self.params["surge"]
+
+    def relapse_probe(self, w: World, delay: float) -> Generator[Any, Any, None]:
+        """Replay the trigger during verification: a latent policy must not re-latch."""
+        yield w.env.timeout(delay)
+        w.state.surge *= self.params["surge"]
+        yield w.env.timeout(self.params["surge_s"])
+        w.state.surge /= self.params["surge"]
+
+    def neutralised(self, w: World) -> bool:
+        c = w.services["web_server"].config
+        return int(c["db_retries"]) <= 1 and healthy(w, "web_server", "db_timeout_ms", self.original["db_timeout_ms"]) \
+            and w.state.db_timeout_frac < 0.05
+
+    def why_active(self, w: World) -> str:
+        c = w.services["web_server"].config
+        return (f"web_server retries {c['db_retries']} times with a {c['db_timeout_ms']} ms timeout; the retry "
+                f"amplification keeps the database overloaded")
+
+    def root_cause(self, w: World) -> RootCause:
+        return RootCause(entity="web_server.db_retries", category="misconfiguration",
+                         detail=f"db_timeout_ms={self.timeout_ms} with db_retries={self.params['retries']} "
+                                "amplifies load into a retry storm",
+                         detail_tokens=("db_retries", "db_timeout_ms", "retry", "retries"),
+                         aliases=("web_server", "web_server.db_timeout_ms"), fault=self.meta.name, layer=self.meta.layer)
+
+    def oracle_reads(self, w: World) -> list[dict[str, Any]]:
+        return [{"tool": "query_metrics", "args": {"target": "database", "metric": "request_rate"}},
+                {"tool": "search_logs", "args": {"service": "web_server", "pattern": "timeout"}},
+                {"tool": "get_config", "args": {"service": "web_server"}}]
+
+    def oracle_fix(self, w: World) -> list[dict[str, Any]]:
+        return [{"tool": "set_config", "args": {"service": "web_server", "key": "db_retries", "value": 0}},
+                {"tool": "set_config", "args": {"service": "web_server", "key": "db_timeout_ms",
+                                                "value": self.original["db_timeout_ms"]}}]
+
+    def signals(self, w: World) -> list[tuple[str, str, dict[str, Any], str]]:
+        return [("get_config", "web_server", {}, "db_retries"),
+                ("query_metrics", "database", {"metric": "request_rate"}, ""),
+                ("search_logs", "web_server", {}, "timeout")]
+
+
+def _change(at: float, service: str, detail: str, author: str):
+    from srezero.sim.components import Change
+
+    return Change(at, service, "config", detail, author)

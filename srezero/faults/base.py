@@ -1,0 +1,324 @@
+"""The fault-primitive mechanism: declarative metadata, a registry, target selectors, ground truth.
+
+A fault primitive is a *cause*: ``inject`` changes the model (a config value, a disk's sectors, a
+deploy's code), ``evolve`` runs its dynamics as a SimPy generator, and ``neutralised`` says from the
+world's true state whether the cause is gone. Symptoms are never written by a fault; they emerge
+from the tick model.
+
+Adding a primitive is one class in one module plus the ``@register`` decorator::
+
+    @register
+    class MissingIndex(Fault):
+        meta = FaultMeta(name="missing_index", layer="database", category="code_defect", ...)
+
+        def inject(self, w): w.state.db_query_cost = self.params["cost"]
+        def neutralised(self, w): return w.state.db_query_cost <= 1.5
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Generator
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, ClassVar
+
+if TYPE_CHECKING:
+    from srezero.sim.world import World
+    from srezero.task.spec import FaultSpec
+
+#: The published fault taxonomy. A diagnosis names one of these per root cause.
+CATEGORIES: dict[str, str] = {
+    "misconfiguration": "a configuration value is wrong (timeouts, pools, limits, hosts, paths, policies)",
+    "resource_exhaustion": "a finite resource ran out (memory, connections, file descriptors, disk space, ports)",
+    "code_defect": "a bug in deployed code (errors, leaks, crashes, slow queries from code)",
+    "dependency_failure": "a dependency is down or unreachable and this component suffers for it",
+    "hardware": "a physical component is failing (disk sectors, ECC memory, thermal throttling, a dead node)",
+    "network": "packets are lost, links flap, or connection tracking drops traffic",
+    "authentication": "credentials, certificates or clocks make authentication fail",
+    "capacity": "not enough replicas, consumers or throughput for the load",
+    "none": "no fault: the alert was noise and nothing needs fixing",
+}
+LAYERS = ("application", "database", "cache", "queue", "load_balancer", "kernel", "disk", "hardware", "failure_mode")
+
+
+@dataclass(frozen=True)
+class Param:
+    name: str
+    type: type
+    default: Any
+    lo: float | None = None
+    hi: float | None = None
+    description: str = ""
+    choices: tuple[Any, ...] = ()
+
+
+@dataclass(frozen=True)
+class Signal:
+    """Evidence: calling ``tool`` on the fault's target (with ``args``) surfaces text matching ``pattern``."""
+
+    tool: str
+    on: str = "target"  # "target" | "service" | "node" | "disk" | "any" | a service kind
+    args: tuple[tuple[str, Any], ...] = ()
+    pattern: str = ""
+    description: str = ""
+
+
+@dataclass(frozen=True)
+class Remedy:
+    """A write that cures the fault, with its safe envelope described in words."""
+
+    tool: str
+    description: str
+
+
+@dataclass(frozen=True)
+class FaultMeta:
+    name: str
+    layer: str
+    category: str
+    targets: tuple[str, ...]  # target kinds this primitive accepts: "service:web_server", "disk", "node", ...
+    description: str
+    params: tuple[Param, ...] = ()
+    signals: tuple[Signal, ...] = ()
+    remedies: tuple[Remedy, ...] = ()
+    wrong_fix_effects: str = ""
+    silent: bool = False  # produces a signal but breaches no SLO on its own
+
+
+@dataclass
+class RootCause:
+    """A ground-truth root cause, resolved to concrete names for one seed."""
+
+    entity: str
+    category: str
+    detail: str  # human description of the concrete detail
+    detail_tokens: tuple[str, ...]  # any of these in a submitted detail counts as "detail right"
+    aliases: tuple[str, ...] = ()  # coarser names accepted for the entity
+    fault: str = ""
+    layer: str = ""
+    visible: bool = True  # False for a silent concurrent fault
+
+
+@dataclass
+class Target:
+    kind: str  # service | replica | node | disk
+    name: str
+    obj: Any
+
+
+REGISTRY: dict[str, type[Fault]] = {}
+
+
+def register(cls: type[Fault]) -> type[Fault]:
+    name = cls.meta.name
+    if name in REGISTRY and REGISTRY[name] is not cls:
+        raise ValueError(f"fault primitive {name!r} registered twice")
+    if cls.meta.category not in CATEGORIES:
+        raise ValueError(f"fault primitive {name!r}: unknown category {cls.meta.category!r}")
+    REGISTRY[name] = cls
+    return cls
+
+
+def load_all() -> dict[str, type[Fault]]:
+    """Import every primitive module so the registry is complete."""
+    from srezero.faults import catalog  # noqa: F401
+
+    return REGISTRY
+
+
+_SELECTOR = re.compile(r"^(?:(?P<fn>node|disk|root_disk)\((?P<inner>[^)]*)\)|(?P<plain>[a-z_]+(?:\.[a-z_]+|\[[0-9*]+\])?))$")
+
+
+def resolve_target(w: World, selector: str, salt: int) -> Target:
+    """Resolve a task's target selector to a concrete entity for this world's seed.
+
+    Grammar: ``web_server`` (a service), ``web_server[*]`` (a seed-chosen replica), ``web_server[1]``,
+    ``database.primary`` / ``database.replica``, ``node(<replica selector>)``, ``node(*)`` (a
+    seed-chosen node), ``disk(<replica selector>)`` (that node's data disk), ``root_disk(...)``.
+    """
+    m = _SELECTOR.match(selector.strip())
+    if not m:
+        raise ValueError(f"bad target selector {selector!r}")
+    if m.group("fn"):
+        fn, inner = m.group("fn"), m.group("inner").strip()
+        if inner == "*":
+            nodes = w.topo.nodes
+            node = nodes[int(w.rng_world.integers(0, len(nodes)))]
+        else:
+            rep = resolve_target(w, inner, salt)
+            if rep.kind != "replica":
+                raise ValueError(f"{selector!r}: {fn}() needs a replica selector such as database.primary")
+            node = rep.obj.node
+        if fn == "node":
+            return Target("node", node.name, node)
+        disk = node.data_disk if fn == "disk" else node.disks[0]
+        return Target("disk", disk.name, disk)
+    plain = m.group("plain")
+    if "." in plain:
+        svc, role = plain.split(".", 1)
+        if svc != "database" or role not in ("primary", "replica"):
+            raise ValueError(f"bad target selector {selector!r}: only database.primary and database.replica have roles")
+        rep = w.topo.db_primary() if role == "primary" else w.topo.db_standby()
+        return Target("replica", rep.name, rep)
+    if "[" in plain:
+        svc, idx = plain[:-1].split("[")
+        if svc not in w.services:
+            raise ValueError(f"bad target selector {selector!r}: unknown service {svc!r}")
+        reps = w.services[svc].replicas
+        i = int(w.rng_world.integers(0, len(reps))) if idx == "*" else int(idx)
+        if i >= len(reps):
+            raise ValueError(f"bad target selector {selector!r}: {svc} has {len(reps)} replicas")
+        return Target("replica", reps[i].name, reps[i])
+    if plain not in w.services:
+        raise ValueError(f"bad target selector {selector!r}: unknown service {plain!r}")
+    return Target("service", plain, w.services[plain])
+
+
+def target_kind_of(selector: str) -> str:
+    """The kind of entity a selector names, without building a world (for validation)."""
+    s = selector.strip()
+    if s.startswith("node("):
+        return "node"
+    if s.startswith(("disk(", "root_disk(")):
+        return "disk"
+    if "[" in s or s.startswith("database."):
+        return "replica"
+    return "service"
+
+
+def target_service_of(selector: str) -> str | None:
+    s = selector.strip()
+    inner = s[s.find("(") + 1 : -1] if "(" in s else s
+    head = re.split(r"[.\[]", inner, maxsplit=1)[0]
+    return head or None
+
+
+class Fault:
+    """Base class of fault primitives. Subclasses set ``meta`` and implement ``inject``/``neutralised``."""
+
+    meta: ClassVar[FaultMeta]
+
+    def __init__(self, w: World, spec: FaultSpec, index: int) -> None:
+        self.spec = spec
+        self.index = index
+        self.target = resolve_target(w, spec.target, index)
+        self.params = self.resolve_params(spec.params)
+        self.onset = spec.at
+        self.injected = False
+        self.injected_at: float | None = None
+        self.prepare(w)
+
+    @classmethod
+    def resolve_params(cls, given: dict[str, Any]) -> dict[str, Any]:
+        params = {p.name: p.default for p in cls.meta.params}
+        params.update(given)
+        return params
+
+    # -- lifecycle ---------------------------------------------------------------------------------
+    def prepare(self, w: World) -> None:
+        """Called at build time, before history is recorded (latent preconditions go here)."""
+
+    def process(self, w: World) -> Generator[Any, Any, None]:
+        start = w.env.now
+        if self.onset > 0:
+            yield w.env.timeout(self.onset)
+        self.inject(w)
+        self.injected = True
+        self.injected_at = w.env.now
+        del start
+        yield from self.evolve(w)
+
+    def inject(self, w: World) -> None:
+        raise NotImplementedError
+
+    def evolve(self, w: World) -> Generator[Any, Any, None]:
+        return
+        yield  # pragma: no cover - makes this a generator
+
+    def neutralised(self, w: World) -> bool:
+        raise NotImplementedError
+
+    def why_active(self, w: World) -> str:
+        """A sentence a person can act on, used when mitigation fails."""
+        return f"{self.meta.description} on {self.target.name} is still in effect"
+
+    # -- ground truth and oracle knowledge -------------------------------------------------------
+    def root_cause(self, w: World) -> RootCause:
+        raise NotImplementedError
+
+    def oracle_reads(self, w: World) -> list[dict[str, Any]]:
+        """Read actions that surface this fault's evidence (used only by the oracle agent)."""
+        return []
+
+    def oracle_fix(self, w: World) -> list[dict[str, Any]]:
+        """Write actions that cure this fault with minimal collateral (used only by the oracle)."""
+        return []
+
+    def signals(self, w: World) -> list[tuple[str, str, dict[str, Any], str]]:
+        """Resolved evidence signals: (tool, entity, args, pattern)."""
+        out = []
+        for sig in self.meta.signals:
+            ent = _signal_entity(w, self.target, sig.on)
+            out.append((sig.tool, ent, dict(sig.args), sig.pattern))
+        return out
+
+
+def _signal_entity(w: World, target: Target, on: str) -> str:
+    if on == "target":
+        return target.name
+    if on == "any":
+        return "*"
+    if on == "service":
+        if target.kind == "service":
+            return target.name
+        if target.kind == "replica":
+            return target.obj.service.kind
+        return "*"
+    if on == "node":
+        if target.kind == "node":
+            return target.name
+        if target.kind == "disk":
+            return target.obj.node.name
+        if target.kind == "replica":
+            return target.obj.node.name
+        return "*"
+    if on == "disk":
+        return target.name if target.kind == "disk" else "*"
+    return on  # a literal service kind
+
+
+@dataclass
+class FaultInfo:
+    """A JSON-friendly view of a primitive's metadata (for docs and ``srezero faults``)."""
+
+    name: str
+    layer: str
+    category: str
+    targets: list[str]
+    description: str
+    params: list[dict[str, Any]] = field(default_factory=list)
+    signals: list[dict[str, Any]] = field(default_factory=list)
+    remedies: list[dict[str, str]] = field(default_factory=list)
+    wrong_fix_effects: str = ""
+    silent: bool = False
+
+
+def info(cls: type[Fault]) -> FaultInfo:
+    m = cls.meta
+    return FaultInfo(
+        name=m.name, layer=m.layer, category=m.category, targets=list(m.targets), description=m.description,
+        params=[{"name": p.name, "type": p.type.__name__, "default": p.default, "min": p.lo, "max": p.hi,
+                 "choices": list(p.choices), "description": p.description} for p in m.params],
+        signals=[{"tool": s.tool, "on": s.on, "args": dict(s.args), "pattern": s.pattern, "description": s.description}
+                 for s in m.signals],
+        remedies=[{"tool": r.tool, "description": r.description} for r in m.remedies],
+        wrong_fix_effects=m.wrong_fix_effects, silent=m.silent,
+    )
+
+
+def instantiate(spec: FaultSpec, w: World, index: int) -> Fault:
+    load_all()
+    cls = REGISTRY.get(spec.primitive)
+    if cls is None:
+        raise ValueError(f"unknown fault primitive {spec.primitive!r}")
+    return cls(w, spec, index)

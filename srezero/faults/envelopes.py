@@ -1,0 +1,79 @@
+"""Safe envelopes for configuration values: when is a value healthy for *this* world?
+
+Envelopes are relative to the world's own load and limits, so a value that is fine in one seed can
+be too small in another. A value outside its envelope either fails to cure a fault (a timeout still
+too short) or causes a new one (a pool so large the database refuses connections). The model
+enforces the consequences; these predicates let the mitigation oracle name the problem in words.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from srezero.sim.world import World
+
+
+def _pool_ok(w: World, v: Any) -> bool:
+    web = w.services["web_server"]
+    n = sum(1 for r in web.replicas if r.state != "Terminated")
+    total = n * int(v) + len(w.services["worker"].replicas) * 4 + 6
+    return 4 <= int(v) and total <= w.services["database"].config["max_connections"]
+
+
+def _max_conns_ok(w: World, v: Any) -> bool:
+    web = w.services["web_server"]
+    n = sum(1 for r in web.replicas if r.state != "Terminated")
+    need = n * int(web.config["db_pool_size"]) + len(w.services["worker"].replicas) * 4 + 6
+    return need <= int(v) <= 2000
+
+
+def _rate_limit_ok(w: World, v: Any) -> bool:
+    if int(v) == 0:
+        return True
+    web = w.services["web_server"]
+    n = max(1, sum(1 for r in web.replicas if r.state == "Running"))
+    return int(v) >= 1.5 * w.state.base_rps * 1.3 / n
+
+
+def _timeout_ok(w: World, v: Any) -> bool:
+    return 4 * w.state.db_base_lat_ms * 10 <= int(v) <= 30000
+
+
+ENVELOPES: dict[tuple[str, str], Callable[[World, Any], bool]] = {
+    ("web_server", "db_timeout_ms"): _timeout_ok,
+    ("web_server", "db_retries"): lambda w, v: 0 <= int(v) <= 2,
+    ("web_server", "db_pool_size"): _pool_ok,
+    ("web_server", "workers"): lambda w, v: 8 <= int(v) <= 256,
+    ("web_server", "db_host"): lambda w, v: v == "database:5432",
+    ("web_server", "cache_host"): lambda w, v: v == "cache:6379",
+    ("web_server", "queue_host"): lambda w, v: v == "message_queue:5672",
+    ("web_server", "rate_limit_rps"): _rate_limit_ok,
+    ("web_server", "cpu_limit"): lambda w, v: 1.0 <= float(v) <= 8.0,
+    ("web_server", "memory_limit_mb"): lambda w, v: int(v) >= 900,
+    ("web_server", "max_open_files"): lambda w, v: int(v) >= 2048,
+    ("load_balancer", "health_check_path"): lambda w, v: v in ("/healthz", "/health"),
+    ("load_balancer", "max_connections"): lambda w, v: int(v) >= 2 * w.state.base_rps * 1.5,
+    ("load_balancer", "idle_timeout_s"): lambda w, v: int(v) >= 30,
+    ("load_balancer", "tls_cert_days_left"): lambda w, v: int(v) > 7,
+    ("cache", "maxmemory_mb"): lambda w, v: w.state.cache_ws_mb <= int(v) <= 16384,
+    ("cache", "ttl_s"): lambda w, v: 120 <= int(v) <= 86400,
+    ("database", "max_connections"): _max_conns_ok,
+    ("database", "statement_timeout_ms"): lambda w, v: int(v) >= 1000,
+    ("message_queue", "visibility_timeout_s"): lambda w, v: int(v) >= 3 * w.state.worker_proc_ms / 1000 * 3,
+    ("message_queue", "max_inflight"): lambda w, v: int(v) >= 10,
+    ("worker", "concurrency"): lambda w, v: 4 <= int(v) <= 64,
+}
+
+
+def healthy(w: World, service: str, key: str, original: Any) -> bool:
+    """Is the current value of ``service.key`` safe? Unknown keys must equal their original value."""
+    value = w.services[service].config.get(key)
+    check = ENVELOPES.get((service, key))
+    if check is None:
+        return value == original
+    try:
+        return bool(check(w, value))
+    except (TypeError, ValueError):
+        return False

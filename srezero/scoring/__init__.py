@@ -1,0 +1,1 @@
+"""Deterministic oracles: diagnosis checklist, mitigation from world state, evidence coverage, marks."""

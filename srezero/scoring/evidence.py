@@ -1,0 +1,58 @@
+"""Evidence coverage: which of the task's declared signals the agent's reads actually surfaced.
+
+A signal is (tool, entity, required args, pattern). It is surfaced when the agent calls that tool
+on that entity (or one of its replicas), with those arguments, and the observation text matches the
+pattern. Looking in the right place at the wrong time (before the symptom exists) does not count.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+TARGET_ARGS = ("service", "target", "node", "entity")
+
+
+@dataclass
+class EvidenceTracker:
+    signals: list[tuple[str, str, dict[str, Any], str]]
+    children: dict[str, set[str]]  # entity -> names that count as that entity (its replicas)
+    found: list[bool] = field(default_factory=list)
+    found_at_step: dict[int, int] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        self.found = [False] * len(self.signals)
+        self._rx = [re.compile(p, re.IGNORECASE) if p else None for _, _, _, p in self.signals]
+
+    def observe(self, step: int, tool: str, args: dict[str, Any], text: str) -> list[int]:
+        new = []
+        called_on = next((args[k] for k in TARGET_ARGS if args.get(k)), "")
+        for i, (stool, ent, sargs, _) in enumerate(self.signals):
+            if self.found[i] or stool != tool:
+                continue
+            if ent != "*" and called_on != ent and called_on not in self.children.get(ent, ()):
+                continue
+            if any(args.get(k) != v for k, v in sargs.items()):
+                continue
+            rx = self._rx[i]
+            if rx is not None and not rx.search(text):
+                continue
+            self.found[i] = True
+            self.found_at_step[i] = step
+            new.append(i)
+        return new
+
+    @property
+    def coverage(self) -> float:
+        return sum(self.found) / len(self.found) if self.found else 1.0
+
+    def report(self) -> dict[str, Any]:
+        def desc(i: int) -> str:
+            tool, ent, args, pat = self.signals[i]
+            a = ", ".join(f"{k}={v!r}" for k, v in args.items())
+            return f"{tool}({ent}{', ' + a if a else ''})" + (f" showing /{pat}/" if pat else "")
+
+        return {"coverage": round(self.coverage, 6),
+                "found": [desc(i) for i, f in enumerate(self.found) if f],
+                "missed": [desc(i) for i, f in enumerate(self.found) if not f]}

@@ -1,0 +1,255 @@
+"""Plain-data components of the simulated system: nodes (kernel, disks, NIC, CPU), replicas, services.
+
+Everything here is mutable state that faults, noise and the agent's write tools change, and that the
+tick model (:mod:`srezero.sim.model`) reads. Classes use ``__slots__``: the model touches these
+attributes every tick, and a slot lookup is markedly cheaper than a dict lookup.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+SERVICE_KINDS = ("load_balancer", "web_server", "cache", "database", "message_queue", "worker")
+
+
+class Disk:
+    """A block device: capacity, latency, and sector health (what SMART reports)."""
+
+    __slots__ = (
+        "base_latency_ms",
+        "capacity_gb",
+        "device",
+        "growth_gb_per_h",
+        "io_errors",
+        "latency_mult",
+        "model",
+        "node",
+        "pending_sectors",
+        "read_error_rate",
+        "reallocated_sectors",
+        "serial",
+        "used_gb",
+    )
+
+    def __init__(self, node: Node, device: str, capacity_gb: float, used_gb: float, latency_ms: float,
+                 model: str, serial: str) -> None:
+        self.node = node
+        self.device = device
+        self.capacity_gb = capacity_gb
+        self.used_gb = used_gb
+        self.base_latency_ms = latency_ms
+        self.latency_mult = 1.0  # > 1 for a fail-slow disk
+        self.read_error_rate = 0.0  # fraction of reads that hit an unreadable sector
+        self.pending_sectors = 0
+        self.reallocated_sectors = 0
+        self.io_errors = 0  # cumulative, as the block layer counts them
+        self.growth_gb_per_h = 0.0
+        self.model = model
+        self.serial = serial
+
+    @property
+    def name(self) -> str:
+        return f"{self.node.name}/{self.device}"
+
+    @property
+    def used_frac(self) -> float:
+        return min(1.0, self.used_gb / self.capacity_gb)
+
+    @property
+    def latency_ms(self) -> float:
+        full_penalty = 8.0 if self.used_frac >= 0.999 else 1.0
+        return self.base_latency_ms * self.latency_mult * full_penalty
+
+
+class Node:
+    """A machine: CPUs, memory and kernel tables, disks and a NIC. Replicas run on it."""
+
+    __slots__ = (
+        "clock_skew_s",
+        "conntrack_max",
+        "conntrack_used",
+        "cordoned",
+        "cores",
+        "cpu_used",
+        "disks",
+        "ecc_errors_per_h",
+        "ephemeral_ports",
+        "extra_cpu",
+        "fd_max",
+        "fds_used",
+        "index",
+        "mem_total_mb",
+        "mem_used_mb",
+        "name",
+        "nic_flapping",
+        "nic_loss",
+        "ports_used",
+        "replicas",
+        "row",
+        "thermal_factor",
+        "up",
+        "zone",
+    )
+
+    def __init__(self, name: str, index: int, zone: str, cores: int, mem_total_mb: float) -> None:
+        self.name = name
+        self.index = index
+        self.zone = zone
+        self.cores = cores
+        self.mem_total_mb = mem_total_mb
+        self.up = True
+        self.cordoned = False
+        self.thermal_factor = 1.0  # < 1 when the CPU throttles for heat
+        self.fd_max = 1_048_576
+        self.conntrack_max = 262_144
+        self.ephemeral_ports = 28_232  # 32768-60999
+        self.clock_skew_s = 0.0
+        self.nic_loss = 0.0  # fraction of packets lost
+        self.nic_flapping = False
+        self.ecc_errors_per_h = 0.0
+        self.disks: list[Disk] = []
+        self.row = 0
+        self.replicas: list[Replica] = []
+        self.cpu_used = 0.0
+        self.extra_cpu = 0.0  # cores used by processes outside the system (batch jobs)
+        self.mem_used_mb = 0.0
+        self.fds_used = 0
+        self.conntrack_used = 0
+        self.ports_used = 0
+
+    def disk(self, device: str) -> Disk:
+        for d in self.disks:
+            if d.device == device:
+                return d
+        raise KeyError(device)
+
+    @property
+    def data_disk(self) -> Disk:
+        return self.disks[-1]
+
+
+class Replica:
+    """One running instance of a service (a pod)."""
+
+    __slots__ = (
+        "base_mem_mb",
+        "conns",
+        "cpu",
+        "crash_reason",
+        "err",
+        "err_causes",
+        "fds",
+        "index",
+        "last_restart_t",
+        "leak_mb_per_h",
+        "leaked_conns",
+        "lat_ms",
+        "mem_mb",
+        "name",
+        "node",
+        "ready_at",
+        "restarts",
+        "role",
+        "row",
+        "rps",
+        "service",
+        "state",
+        "version",
+    )
+
+    def __init__(self, name: str, service: Service, node: Node, index: int, role: str = "") -> None:
+        self.name = name
+        self.service = service
+        self.node = node
+        self.index = index
+        self.role = role  # "primary" or "replica" for the database
+        self.state = "Running"  # Running | Starting | CrashLoopBackOff | Terminated | Pending
+        self.ready_at = 0.0
+        self.restarts = 0
+        self.last_restart_t = -1e9
+        self.crash_reason = ""
+        self.base_mem_mb = 0.0
+        self.mem_mb = 0.0
+        self.leak_mb_per_h = 0.0
+        self.leaked_conns = 0.0  # connections checked out and never returned (a code defect)
+        self.version = ""
+        # last tick's outputs, read by telemetry and by the next tick (hysteresis)
+        self.rps = 0.0
+        self.err = 0.0
+        self.lat_ms = 0.0
+        self.cpu = 0.0
+        self.conns = 0.0
+        self.fds = 0
+        self.err_causes: dict[str, float] = {}
+        self.row = 0
+
+    @property
+    def ready(self) -> bool:
+        return self.state == "Running"
+
+    @property
+    def kind(self) -> str:
+        return self.service.kind
+
+
+@dataclass
+class Deploy:
+    """A version of a service's code. ``defect`` names the code defect it carries, if any."""
+
+    version: str
+    at: float
+    author: str
+    message: str
+    defect: str = ""  # "" | "endpoint_errors" | "memory_leak" | "flag_bug" | ...
+    defect_rate: float = 0.0
+    needed_by_schema: bool = False  # rolling it back breaks compatibility
+
+
+@dataclass
+class Change:
+    """One entry in the change history: a config edit, deploy, scale or other operation."""
+
+    at: float
+    service: str
+    kind: str  # config | deploy | scale | restart | failover | drain | rollback
+    detail: str
+    author: str
+
+
+@dataclass
+class Event:
+    """A Kubernetes-style event."""
+
+    at: float
+    kind: str  # Normal | Warning
+    reason: str
+    entity: str
+    message: str
+
+
+@dataclass
+class Service:
+    """A service: its replicas, live config, config defaults and deploy history."""
+
+    kind: str
+    replicas: list[Replica] = field(default_factory=list)
+    config: dict[str, Any] = field(default_factory=dict)
+    deploys: list[Deploy] = field(default_factory=list)
+    startup_s: float = 20.0
+    row: int = 0
+    # aggregate outputs of the last tick
+    rps: float = 0.0
+    err: float = 0.0
+    lat_ms: float = 0.0
+
+    @property
+    def name(self) -> str:
+        return self.kind
+
+    @property
+    def deploy(self) -> Deploy:
+        return self.deploys[-1]
+
+    def ready_replicas(self) -> list[Replica]:
+        return [r for r in self.replicas if r.state == "Running"]

@@ -1,0 +1,87 @@
+"""Metric names and the row layout of the world's series buffer.
+
+Every (entity, metric) pair owns one row of a preallocated ``float64`` array with one column per
+tick. The tick model fills a flat Python list in row order and the world copies it into the
+column in one numpy operation, which is what keeps a tick cheap.
+"""
+
+from __future__ import annotations
+
+REPLICA_METRICS = (
+    "request_rate",
+    "error_rate",
+    "latency_p50_ms",
+    "latency_p95_ms",
+    "latency_p99_ms",
+    "cpu_cores",
+    "memory_mb",
+    "connections",
+    "open_fds",
+    "restarts",
+)
+R_RPS, R_ERR, R_P50, R_P95, R_P99, R_CPU, R_MEM, R_CONNS, R_FDS, R_RESTARTS = range(len(REPLICA_METRICS))
+
+SERVICE_BASE = ("request_rate", "error_rate", "latency_p50_ms", "latency_p95_ms", "latency_p99_ms", "ready_replicas")
+S_RPS, S_ERR, S_P50, S_P95, S_P99, S_READY = range(len(SERVICE_BASE))
+SERVICE_EXTRA = {
+    "load_balancer": ("active_connections", "healthy_backends"),
+    "web_server": ("db_pool_in_use",),
+    "cache": ("hit_ratio", "evictions_per_s", "memory_used_mb"),
+    "database": ("connections", "replication_lag_s", "slow_queries_per_s", "dead_tuple_pct", "lock_waits"),
+    "message_queue": ("queue_depth", "queue_age_s", "dlq_depth", "publish_rate", "consume_rate", "redeliveries_per_s"),
+    "worker": ("processed_per_s",),
+}
+
+NODE_METRICS = (
+    "cpu_util_pct",
+    "memory_used_pct",
+    "root_disk_used_pct",
+    "data_disk_used_pct",
+    "disk_io_errors",
+    "disk_latency_ms",
+    "net_loss_pct",
+    "conntrack_used",
+    "open_fds",
+    "cpu_throttled_pct",
+)
+N_CPU, N_MEM, N_ROOT, N_DATA, N_IOERR, N_DISKLAT, N_LOSS, N_CONNTRACK, N_FDS, N_THROTTLE = range(len(NODE_METRICS))
+
+#: Relative noise (sigma of a multiplicative factor) by metric; unlisted metrics are exact.
+NOISE_SIGMA = {
+    "request_rate": 0.04,
+    "latency_p50_ms": 0.05,
+    "latency_p95_ms": 0.07,
+    "latency_p99_ms": 0.09,
+    "cpu_cores": 0.05,
+    "memory_mb": 0.01,
+    "connections": 0.03,
+    "open_fds": 0.02,
+    "active_connections": 0.04,
+    "db_pool_in_use": 0.04,
+    "hit_ratio": 0.005,
+    "evictions_per_s": 0.1,
+    "memory_used_mb": 0.01,
+    "slow_queries_per_s": 0.1,
+    "publish_rate": 0.04,
+    "consume_rate": 0.04,
+    "processed_per_s": 0.04,
+    "cpu_util_pct": 0.04,
+    "memory_used_pct": 0.005,
+    "disk_latency_ms": 0.08,
+    "conntrack_used": 0.03,
+    "queue_depth": 0.05,
+}
+
+UNITS = {
+    "request_rate": "req/s", "error_rate": "fraction", "cpu_cores": "cores", "memory_mb": "MB",
+    "hit_ratio": "fraction", "queue_age_s": "s", "replication_lag_s": "s", "disk_io_errors": "count",
+}
+
+
+def metric_names(kind: str) -> tuple[str, ...]:
+    """Metric names available for an entity kind: a service kind, "replica" or "node"."""
+    if kind == "replica":
+        return REPLICA_METRICS
+    if kind == "node":
+        return NODE_METRICS
+    return SERVICE_BASE + SERVICE_EXTRA.get(kind, ())

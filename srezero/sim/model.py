@@ -1,0 +1,573 @@
+"""The fluid model: one tick turns capacity, load and component state into telemetry.
+
+Nothing simulates individual requests. Each tick computes rates and fractions per replica from the
+previous tick's state (that one-tick lag is what lets retry storms latch into a metastable state),
+records a column of metrics, and emits discrete events (OOM kills, crash-loop restarts, kernel
+messages) when thresholds are crossed. Dependencies propagate downstream to upstream: cache misses
+load the database, a slow database slows the web tier, a stalled consumer grows the queue.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import TYPE_CHECKING
+
+from srezero.sim import metrics as M
+
+if TYPE_CHECKING:
+    from srezero.sim.components import Replica
+    from srezero.sim.world import World
+
+TICK_S = 30.0
+
+
+def _pcts(mean_ms: float, util: float, err_timeout_ms: float, timeout_frac: float) -> tuple[float, float, float]:
+    """Latency percentiles from a mean and utilisation; timeouts pull the tail to the timeout."""
+    u = min(util, 0.98)
+    p50 = mean_ms * 0.8
+    p95 = mean_ms * (1.7 + 1.5 * u)
+    p99 = mean_ms * (2.4 + 3.0 * u)
+    if timeout_frac > 0.01:
+        p99 = max(p99, err_timeout_ms)
+        if timeout_frac > 0.05:
+            p95 = max(p95, err_timeout_ms)
+        if timeout_frac > 0.5:
+            p50 = max(p50, err_timeout_ms)
+    return p50, p95, p99
+
+
+def startup_failure(w: World, rep: Replica) -> str:
+    """Why a replica cannot start right now ("" if it can). Causes persist until fixed."""
+    svc = rep.service
+    if not rep.node.up:
+        return "node not ready"
+    cfg = svc.config
+    if svc.kind in ("web_server", "worker"):
+        if not cfg.get("env.DATABASE_URL"):
+            return "KeyError: 'DATABASE_URL' (required environment variable not set)"
+        creds = w.state.db_credential
+        if creds and cfg.get("env.CREDENTIALS_VERSION") != creds:
+            return "FATAL: password authentication failed for user \"app\""
+    if svc.deploy.defect == "crash_on_start":
+        return svc.deploy.message or "panic: runtime error: invalid memory address or nil pointer dereference"
+    limit = cfg.get("memory_limit_mb")
+    if limit is not None and rep.base_mem_mb > limit:
+        return "OOMKilled during startup (memory limit below working set)"
+    return ""
+
+
+def lifecycle(w: World, t: float) -> None:
+    """Advance replica states: starts complete, crash loops back off, memory grows, OOM kills."""
+    for rep in w.replica_list:
+        state = rep.state
+        if state == "Terminated" or state == "Pending":
+            continue
+        if not rep.node.up:
+            if state != "Pending":
+                rep.state = "Pending"
+                w.emit("Warning", "NodeNotReady", rep.name, f"node {rep.node.name} is not ready; pod evicted")
+            continue
+        if state == "Starting" or state == "CrashLoopBackOff":
+            if t >= rep.ready_at:
+                reason = startup_failure(w, rep)
+                if reason:
+                    rep.restarts += 1
+                    rep.crash_reason = reason
+                    backoff = min(300.0, 10.0 * 2 ** min(rep.restarts, 5))
+                    rep.ready_at = t + backoff
+                    if state != "CrashLoopBackOff" or rep.restarts % 3 == 0:
+                        w.emit("Warning", "BackOff", rep.name, f"Back-off restarting failed container: {reason}")
+                    rep.state = "CrashLoopBackOff"
+                else:
+                    rep.state = "Running"
+                    rep.crash_reason = ""
+                    rep.mem_mb = rep.base_mem_mb
+                    if rep.kind == "cache":
+                        w.state.cache_ready_since = t
+            continue
+        # Running
+        if rep.leak_mb_per_h > 0.0 or rep.service.deploy.defect == "memory_leak":
+            leak = rep.leak_mb_per_h + (rep.service.deploy.defect_rate if rep.service.deploy.defect == "memory_leak" else 0.0)
+            rep.mem_mb += leak * TICK_S / 3600.0
+        limit = rep.service.config.get("memory_limit_mb")
+        if limit is not None and rep.mem_mb > limit:
+            w.emit("Warning", "OOMKilled", rep.name, f"Container exceeded memory limit ({limit}Mi) and was OOMKilled")
+            w.dmesg(rep.node, f"Memory cgroup out of memory: Killed process {1000 + rep.index * 37} "
+                    f"({rep.kind}) total-vm:{int(rep.mem_mb * 1100)}kB, anon-rss:{int(rep.mem_mb * 1000)}kB")
+            w.restart_replica(rep, reason="OOMKilled", by_agent=False)
+        elif startup_failure(w, rep) and rep.kind in ("web_server", "worker") and w.state.db_credential:
+            # rotated credentials only bite on the next reconnect; model that as the next tick
+            w.restart_replica(rep, reason="Error", by_agent=False)
+
+
+def tick(w: World) -> None:
+    """Compute one tick of the whole system and record it."""
+    t = w.env.now
+    st = w.state
+    S = w.services
+    vals = w.vals
+    lifecycle(w, t)
+
+    # --- clients and load balancer ------------------------------------------------------------
+    diurnal = 1.0 + st.diurnal_amp * math.sin(t / 86400.0 * 2 * math.pi + st.diurnal_phase)
+    rps_in = st.base_rps * diurnal * st.surge * w.traffic_noise[w.col]
+    lb = S["load_balancer"]
+    lbc = lb.config
+    web = S["web_server"]
+    webc = web.config
+    lb_rep = lb.replicas[0]
+    lb_up = lb_rep.state == "Running"
+    hc_ok = lbc["health_check_path"] in ("/healthz", "/health")
+    backends = [r for r in web.replicas if r.state == "Running" and hc_ok and r.node.nic_loss < 0.9]
+    weights = [max(0.0, float(lbc.get(f"backend_weight.{r.name}", 1))) for r in backends]
+    wsum = sum(weights)
+    lb_causes: dict[str, float] = {}
+    tls_fail = 1.0 if lbc["tls_cert_days_left"] <= 0 else 0.0
+    if tls_fail:
+        lb_causes["tls_expired"] = 1.0
+    active = rps_in * (st.lb_lat_ms / 1000.0 + 0.25)
+    conn_reject = max(0.0, 1.0 - lbc["max_connections"] / active) if active > 0 else 0.0
+    if conn_reject > 0.001:
+        lb_causes["conn_limit"] = conn_reject
+    accepted = rps_in * (1.0 - tls_fail) * (1.0 - conn_reject) if lb_up else 0.0
+    no_backend = 1.0 if (wsum <= 0.0 or not lb_up) else 0.0
+    if no_backend:
+        lb_causes["no_upstream"] = 1.0
+    idle_to = lbc["idle_timeout_s"] * 1000.0
+
+    # --- cache ---------------------------------------------------------------------------------
+    cache = S["cache"]
+    cc = cache.config
+    cache_rep = cache.replicas[0]
+    cache_up = cache_rep.state == "Running" and cache_rep.node.up
+    cache_reachable = cache_up and webc["cache_host"] == "cache:6379" and st.cache_password_ok
+    cover = min(1.0, cc["maxmemory_mb"] / st.cache_ws_mb)
+    ttl_f = 1.0 - math.exp(-cc["ttl_s"] / 90.0)
+    warm = 1.0 - math.exp(-(t - st.cache_ready_since) / 150.0) if cache_up else 0.0
+    hit = st.cache_h_max * cover ** 1.5 * ttl_f * warm if cache_reachable else 0.0
+    cache_lat = 0.6 * (1.0 + 30.0 * st.cache_hot_key)
+
+    # --- database (reads last tick's latency for client-side behaviour) --------------------------
+    db = S["database"]
+    dbc = db.config
+    primary = w.topo.db_primary()
+    db_up = primary.state == "Running" and primary.node.up
+    db_lat = st.db_lat_ms
+    timeout_ms = float(webc["db_timeout_ms"])
+    retries = int(webc["db_retries"])
+    pool = int(webc["db_pool_size"])
+    db_hosts_ok = webc["db_host"] == "database:5432"
+
+    # --- web replicas -------------------------------------------------------------------------
+    webs = web.replicas
+    web_rps_total = web_err_w = web_lat_w = 0.0
+    db_reads = db_writes = pool_used_total = 0.0
+    opened_conns = 0.0
+    published = 0.0
+    db_err_prev = st.db_err
+    p_to = st.db_timeout_frac
+    q_per_req = (1.0 - hit) * st.read_queries + st.write_frac
+    cpu_ms = st.web_cpu_ms
+    threads = webc["workers"]
+    rate_limit = webc["rate_limit_rps"]
+    fd_limit = webc["max_open_files"]
+    defect = web.deploy.defect_rate if web.deploy.defect in ("endpoint_errors", "flag_bug") else 0.0
+    defect += st.endpoint_defect_rate
+    for i, rep in enumerate(webs):
+        base = rep.row
+        node = rep.node
+        if rep.state != "Running":
+            rep.rps = rep.err = 0.0
+            rep.cpu = 0.02 if rep.state != "Terminated" else 0.0
+            rep.conns = 0.0
+            rep.err_causes = {"crash": 1.0} if rep.state == "CrashLoopBackOff" else {}
+            vals[base + M.R_RPS] = 0.0
+            vals[base + M.R_ERR] = 0.0
+            vals[base + M.R_P50] = vals[base + M.R_P95] = vals[base + M.R_P99] = 0.0
+            vals[base + M.R_CPU] = rep.cpu
+            vals[base + M.R_MEM] = rep.mem_mb if rep.state != "Terminated" else 0.0
+            vals[base + M.R_CONNS] = 0.0
+            vals[base + M.R_FDS] = 0.0
+            vals[base + M.R_RESTARTS] = rep.restarts
+            continue
+        share = 0.0
+        if wsum > 0 and rep in backends:
+            share = weights[backends.index(rep)] / wsum
+            if lbc["sticky_sessions"]:
+                share = share * 0.4 + (0.6 if rep is backends[0] else 0.0)
+        r = accepted * share * (1.0 - no_backend)
+        causes: dict[str, float] = {}
+        limited = 0.0
+        if rate_limit > 0 and r > rate_limit:
+            limited = 1.0 - rate_limit / r
+            causes["rate_limited"] = limited
+        cpu_cap = min(float(webc["cpu_limit"]), node.cores - node.cpu_used * 0.5) * node.thermal_factor
+        cap_cpu = max(cpu_cap, 0.05) * 1000.0 / cpu_ms
+        own_ms = st.web_own_ms / node.thermal_factor
+        # each query waits at most the client timeout per attempt, and retried attempts wait again
+        down_ms = cache_lat + ((1.0 - hit) * st.read_queries + st.write_frac) * min(db_lat, timeout_ms) \
+            * (1.0 + retries * p_to)
+        if not cache_reachable and cache_up is False:
+            down_ms += 1.0  # connect attempt before falling back
+        lat_s = (own_ms + down_ms) / 1000.0
+        cap_threads = threads / max(lat_s, 1e-3)
+        cap = min(cap_cpu, cap_threads)
+        served = r * (1.0 - limited)
+        u = served / cap if cap > 0 else 10.0
+        shed = 1.0 - 1.0 / u if u > 1.0 else 0.0
+        if shed > 0:
+            causes["overload"] = shed
+        qf = 1.0 / (1.0 - min(u, 0.95))
+        # database connections through the pool
+        db_q = served * (1.0 - shed) * q_per_req
+        # a connection is held until the query returns or the client gives up
+        need = db_q * (min(db_lat, timeout_ms) / 1000.0) + rep.leaked_conns
+        pool_wait = 1.0 - pool / need if need > pool else 0.0
+        if pool_wait > 0.001:
+            causes["db_pool_timeout"] = pool_wait * q_per_req / max(q_per_req, 1e-9)
+        in_use = min(need, float(pool))
+        pool_used_total += in_use
+        opened_conns += pool
+        db_part = (1.0 - hit) * st.read_queries + st.write_frac
+        touches_db = min(1.0, db_part)
+        db_fail = 0.0
+        if not db_hosts_ok or not db_up:
+            db_fail = touches_db
+            causes["db_unavailable"] = db_fail
+        else:
+            if db_err_prev > 0:
+                for k, v in st.db_err_causes.items():
+                    causes[k] = causes.get(k, 0.0) + v * touches_db
+                db_fail = db_err_prev * touches_db
+            if p_to > 0.001:
+                after_retries = p_to ** (retries + 1)
+                causes["db_timeout"] = after_retries * touches_db
+                db_fail += after_retries * touches_db
+        if not cache_reachable:
+            causes["cache_unavailable" if not st.cache_password_ok or webc["cache_host"] != "cache:6379" else "cache_down"] = 0.0
+        fds = 180.0 + in_use * 1.0 + served * lat_s * 1.2
+        emfile = 0.0
+        if fds > fd_limit:
+            emfile = 1.0 - fd_limit / fds
+            causes["emfile"] = emfile
+            fds = float(fd_limit)
+        net = node.nic_loss * 3.0 if node.nic_loss > 0 else 0.0
+        if node.nic_flapping:
+            net += 0.15
+        if net > 0:
+            causes["net_loss"] = min(1.0, net)
+        skew = 1.0 if abs(node.clock_skew_s) > 30.0 else 0.0
+        if skew:
+            causes["clock_skew"] = 0.6
+        conntrack_drop = 0.0
+        if node.conntrack_used > node.conntrack_max:
+            conntrack_drop = 1.0 - node.conntrack_max / node.conntrack_used
+            causes["conntrack"] = conntrack_drop
+        if defect > 0:
+            causes["code_defect"] = defect
+        err = 1.0 - (1.0 - limited) * (1.0 - shed) * (1.0 - min(1.0, pool_wait * touches_db)) * (1.0 - min(1.0, db_fail)) \
+            * (1.0 - emfile) * (1.0 - min(1.0, net)) * (1.0 - skew * 0.6) * (1.0 - conntrack_drop) * (1.0 - defect)
+        pool_wait_ms = timeout_ms * pool_wait if pool_wait > 0 else 0.0
+        mean_ms = own_ms * qf + down_ms + pool_wait_ms
+        if mean_ms > idle_to:
+            causes["upstream_timeout"] = 0.5
+            err = max(err, 0.5)
+        to_frac = max(p_to * touches_db, pool_wait * touches_db, shed)
+        p50, p95, p99 = _pcts(mean_ms, u, max(timeout_ms, mean_ms), to_frac)
+        rep.rps = r
+        rep.err = err
+        rep.lat_ms = mean_ms
+        rep.cpu = min(cpu_cap, served * (1.0 - shed) * cpu_ms / 1000.0) + 0.05
+        rep.conns = in_use
+        rep.fds = int(fds)
+        rep.err_causes = causes
+        vals[base + M.R_RPS] = r
+        vals[base + M.R_ERR] = err
+        vals[base + M.R_P50] = p50
+        vals[base + M.R_P95] = p95
+        vals[base + M.R_P99] = p99
+        vals[base + M.R_CPU] = rep.cpu
+        vals[base + M.R_MEM] = rep.mem_mb
+        vals[base + M.R_CONNS] = in_use
+        vals[base + M.R_FDS] = fds
+        vals[base + M.R_RESTARTS] = rep.restarts
+        web_rps_total += r
+        web_err_w += r * err
+        web_lat_w += r * mean_ms
+        ok_frac = 1.0 - err
+        # retried queries hit the database again: this is the amplification behind retry storms
+        amp = 1.0 + retries * p_to
+        db_reads += served * (1.0 - shed) * (1.0 - hit) * st.read_queries * amp * (1.0 - pool_wait)
+        db_writes += served * (1.0 - shed) * st.write_frac * amp * (1.0 - pool_wait)
+        published += served * ok_frac * st.publish_frac
+    web_err = web_err_w / web_rps_total if web_rps_total > 0 else (1.0 if accepted > 0 else 0.0)
+    web_lat = web_lat_w / web_rps_total if web_rps_total > 0 else 0.0
+    ready_webs = sum(1 for r in webs if r.state == "Running")
+    if accepted > 0 and web_rps_total <= 0:
+        lb_causes["no_upstream"] = 1.0
+
+    # --- workers and queue ----------------------------------------------------------------------
+    mq = S["message_queue"]
+    mqc = mq.config
+    mq_rep = mq.replicas[0]
+    mq_up = mq_rep.state == "Running" and mq_rep.node.up
+    wk = S["worker"]
+    wkc = wk.config
+    workers_ready = [r for r in wk.replicas if r.state == "Running"]
+    proc_s = st.worker_proc_ms / 1000.0 * (1.0 + db_lat / 50.0)
+    slots = len(workers_ready) * min(wkc["concurrency"], mqc["max_inflight"])
+    poison_slots = min(slots, st.mq_poison * 1.0)
+    consume_cap = max(0.0, slots - poison_slots) / proc_s if mq_up else 0.0
+    redeliver = 0.0
+    vt = mqc["visibility_timeout_s"]
+    if vt < proc_s * 3:
+        redeliver = min(1.0, (proc_s * 3 - vt) / (proc_s * 3))
+    if st.mq_poison:
+        redeliver += st.mq_poison * 60.0 / max(vt, 1)  # each poison message comes back every timeout
+    incoming = published if mq_up else 0.0
+    depth = st.mq_depth + incoming * TICK_S
+    consumed = min(depth / TICK_S, consume_cap / (1.0 + redeliver * 0.5)) if consume_cap > 0 else 0.0
+    depth = max(0.0, depth - consumed * TICK_S)
+    st.mq_depth = depth
+    st.mq_consumed = consumed
+    if st.mq_poison:
+        st.mq_dlq += 0.0
+    age = depth / consumed if consumed > 0.5 else (depth / max(incoming, 1.0) if depth > 1 else 0.0)  # Little's law
+    worker_db_writes = consumed * 1.0
+    wk_err = db_err_prev if db_up and db_hosts_ok else 1.0
+    for rep in wk.replicas:
+        base = rep.row
+        running = rep.state == "Running"
+        share = consumed / len(workers_ready) if running and workers_ready else 0.0
+        causes = {}
+        if running and st.mq_poison and rep is workers_ready[0]:
+            causes["poison"] = 1.0
+        if running and wk_err > 0:
+            causes["db_error"] = wk_err
+        if running and redeliver > 0.05 and vt < proc_s * 3:
+            causes["duplicate"] = redeliver
+        rep.rps = share
+        rep.err = wk_err if running else 0.0
+        rep.cpu = min(float(wkc["cpu_limit"]), share * st.worker_proc_ms / 1000.0 * 0.4 + 0.03) if running else 0.0
+        rep.err_causes = causes
+        vals[base + M.R_RPS] = share
+        vals[base + M.R_ERR] = rep.err
+        vals[base + M.R_P50] = proc_s * 1000 * 0.8 if running else 0.0
+        vals[base + M.R_P95] = proc_s * 1000 * 1.9 if running else 0.0
+        vals[base + M.R_P99] = proc_s * 1000 * 2.8 if running else 0.0
+        vals[base + M.R_CPU] = rep.cpu
+        vals[base + M.R_MEM] = rep.mem_mb if running else 0.0
+        vals[base + M.R_CONNS] = min(wkc["concurrency"], 4) if running else 0.0
+        vals[base + M.R_FDS] = 120.0 if running else 0.0
+        vals[base + M.R_RESTARTS] = rep.restarts
+
+    # --- database -----------------------------------------------------------------------------
+    dbd = primary.node.data_disk
+    total_q = db_reads + db_writes + worker_db_writes
+    conns_total = opened_conns + len(workers_ready) * 4 + 6
+    max_conns = dbc["max_connections"]
+    db_causes: dict[str, float] = {}
+    refused = 0.0
+    if conns_total > max_conns:
+        refused = 1.0 - max_conns / conns_total
+        db_causes["too_many_conns"] = refused
+    conn_overhead = 1.0 + min(conns_total, max_conns) / 2500.0
+    disk_f = 1.0 + max(0.0, dbd.latency_ms / 0.3 - 1.0) * 0.35
+    bloat_f = 1.0 + max(0.0, st.db_dead_tuple_pct - 5.0) / 15.0
+    cost = st.db_query_cost * bloat_f * disk_f * conn_overhead
+    cap = st.db_capacity_qps * primary.node.thermal_factor / cost
+    db_u = total_q / cap if cap > 0 else 10.0
+    base_lat = st.db_base_lat_ms * cost + st.db_lock_ms
+    stmt_to = float(dbc["statement_timeout_ms"])
+    if db_u < 0.95:
+        new_lat = base_lat / (1.0 - db_u)
+    else:
+        new_lat = base_lat * 20.0 + (db_u - 0.95) * stmt_to * 2.0
+    new_lat = min(new_lat, stmt_to)
+    overload = 1.0 - 1.0 / db_u if db_u > 1.0 else 0.0
+    if overload > 0.001:
+        db_causes["statement_timeout"] = overload
+    if st.db_lock_ms > 50:
+        db_causes["lock_wait"] = min(1.0, st.db_lock_ms / stmt_to)
+    io_err = dbd.read_error_rate
+    if io_err > 0 and db_up:
+        db_causes["io_error"] = io_err
+        dbd.io_errors += int(db_reads * io_err * TICK_S)
+        if dbd.io_errors > 0:
+            w.dmesg(primary.node, f"blk_update_request: I/O error, dev {dbd.device}, sector {w.sector(dbd)} op 0x0:(READ) flags 0x0 phys_seg 1 prio class 0",
+                    every=1)
+    disk_full = dbd.used_frac >= 0.999
+    write_share = (db_writes + worker_db_writes) / total_q if total_q > 0 else 0.0
+    if disk_full:
+        db_causes["disk_full"] = write_share
+    db_err = 1.0 - (1.0 - refused) * (1.0 - overload) * (1.0 - io_err) * (1.0 - (write_share if disk_full else 0.0)) \
+        * (1.0 - db_causes.get("lock_wait", 0.0) * 0.5)
+    if not db_up:
+        db_err = 1.0
+        db_causes = {"db_unavailable": 1.0}
+    st.db_err = db_err
+    st.db_err_causes = {k: v for k, v in db_causes.items() if k != "too_many_conns"}
+    if refused:
+        st.db_err_causes["db_too_many_conns"] = refused
+    # client timeouts for the next tick: smooth in the ratio of latency to the client timeout
+    ratio = new_lat / timeout_ms
+    st.db_timeout_frac = 0.0 if ratio < 0.5 else min(1.0, 1.0 / (1.0 + math.exp(-(ratio - 1.0) * 20.0)))
+    # queued work drains over more than one tick: latency moves toward its new level with inertia
+    st.db_lat_ms = new_lat if new_lat < st.db_lat_ms else 0.3 * st.db_lat_ms + 0.7 * new_lat
+    for rep in db.replicas:
+        base = rep.row
+        running = rep.state == "Running"
+        is_primary = rep is primary
+        rep.rps = total_q if (is_primary and running) else (db_writes + worker_db_writes if running else 0.0)
+        rep.err = db_err if is_primary else 0.0
+        rep.lat_ms = new_lat if is_primary else st.db_base_lat_ms
+        rep.err_causes = db_causes if is_primary else {}
+        rep.cpu = min(rep.node.cores * 0.6, (total_q * cost * 0.0012 if is_primary else total_q * 0.0003) + 0.1) if running else 0.0
+        rep.conns = min(conns_total, max_conns) if is_primary and running else (3.0 if running else 0.0)
+        rep.mem_mb = rep.base_mem_mb + rep.conns * 9.0 if running else rep.mem_mb
+        p50, p95, p99 = _pcts(rep.lat_ms, db_u if is_primary else 0.1, stmt_to, overload if is_primary else 0.0)
+        vals[base + M.R_RPS] = rep.rps
+        vals[base + M.R_ERR] = rep.err
+        vals[base + M.R_P50] = p50 if running else 0.0
+        vals[base + M.R_P95] = p95 if running else 0.0
+        vals[base + M.R_P99] = p99 if running else 0.0
+        vals[base + M.R_CPU] = rep.cpu
+        vals[base + M.R_MEM] = rep.mem_mb if running else 0.0
+        vals[base + M.R_CONNS] = rep.conns
+        vals[base + M.R_FDS] = 400.0 + rep.conns * 2 if running else 0.0
+        vals[base + M.R_RESTARTS] = rep.restarts
+    standby = w.topo.db_standby()
+    if standby.state == "Running" and standby.node.up:
+        apply_cap = 4000.0 / (standby.node.data_disk.latency_ms / 0.3)
+        backlog = max(0.0, (db_writes + worker_db_writes) - apply_cap) * TICK_S
+        st.replication_lag_s = max(0.0, st.replication_lag_s - TICK_S * 0.5) + backlog / max(apply_cap, 1.0)
+    else:
+        st.replication_lag_s += TICK_S
+
+    # --- cache replica and the single-replica services ----------------------------------------
+    ops = web_rps_total if cache_reachable else 0.0
+    ev = ops * (1.0 - cover) * 0.8 + ops * 0.002
+    cache_rep.rps = ops
+    cache_rep.lat_ms = cache_lat
+    cache_rep.cpu = ops * 0.00025 * (1.0 + 4 * st.cache_hot_key) + 0.05 if cache_up else 0.0
+    cache_rep.err_causes = {}
+    if cover < 0.8 and cache_reachable:
+        cache_rep.err_causes["evicting"] = 1.0 - cover
+    if not st.cache_password_ok and cache_up:
+        cache_rep.err_causes["auth_fail"] = 1.0
+    used_mb = min(cc["maxmemory_mb"], st.cache_ws_mb * warm) if cache_up else 0.0
+    cache_rep.mem_mb = cache_rep.base_mem_mb * 0.2 + used_mb if cache_up else cache_rep.mem_mb
+    _single(vals, cache_rep, ops, 1.0 if not st.cache_password_ok and cache_up else 0.0, cache_lat, 0.3,
+            ops * 0.3 if cache_up else 0.0)
+    lb_err = 1.0 - (1.0 - tls_fail) * (1.0 - conn_reject) * (1.0 - no_backend) * (1.0 - web_err if web_rps_total > 0 else 0.0 if accepted > 0 else 1.0)
+    if rps_in <= 0:
+        lb_err = 0.0
+    lb_lat = (web_lat + 1.5) if web_rps_total > 0 else 1.5
+    st.lb_lat_ms = lb_lat
+    lb_rep.rps = rps_in
+    lb_rep.err = lb_err
+    lb_rep.lat_ms = lb_lat
+    lb_rep.cpu = rps_in * 0.0004 + 0.05
+    lb_rep.err_causes = lb_causes
+    _single(vals, lb_rep, rps_in, lb_err, lb_lat, min(0.98, active / lbc["max_connections"]), active)
+    mq_rep.rps = incoming
+    mq_rep.cpu = incoming * 0.001 + 0.05 if mq_up else 0.0
+    mq_rep.err_causes = {"poison": 1.0} if st.mq_poison else {}
+    _single(vals, mq_rep, incoming, 0.0, 1.2, 0.1, len(workers_ready) * 2 + ready_webs * 2)
+
+    # --- service aggregates -----------------------------------------------------------------------
+    _svc(vals, lb, rps_in, lb_err, lb_lat, 1 if lb_up else 0, 0.3)
+    vals[lb.row + M.S_READY + 1] = active
+    vals[lb.row + M.S_READY + 2] = len(backends)
+    _svc(vals, web, web_rps_total, web_err, web_lat, ready_webs, min(1.0, web_rps_total / max(1.0, ready_webs * 200.0)))
+    vals[web.row + M.S_READY + 1] = pool_used_total
+    _svc(vals, cache, ops, 1.0 if not st.cache_password_ok and cache_up else 0.0, cache_lat, 1 if cache_up else 0, 0.2)
+    vals[cache.row + M.S_READY + 1] = hit
+    vals[cache.row + M.S_READY + 2] = ev
+    vals[cache.row + M.S_READY + 3] = used_mb
+    _svc(vals, db, total_q, db_err, new_lat, sum(1 for r in db.replicas if r.state == "Running"), db_u)
+    vals[db.row + M.S_READY + 1] = min(conns_total, max_conns)
+    vals[db.row + M.S_READY + 2] = st.replication_lag_s
+    vals[db.row + M.S_READY + 3] = total_q * (0.001 + (0.3 if st.db_query_cost > 2 else 0.0)) + (total_q * 0.2 if new_lat > 100 else 0.0)
+    vals[db.row + M.S_READY + 4] = st.db_dead_tuple_pct
+    vals[db.row + M.S_READY + 5] = (st.db_lock_ms / 10.0) if st.db_lock_ms > 0 else 0.0
+    _svc(vals, mq, incoming, 0.0, 1.2, 1 if mq_up else 0, 0.1)
+    vals[mq.row + M.S_READY + 1] = depth
+    vals[mq.row + M.S_READY + 2] = age
+    vals[mq.row + M.S_READY + 3] = st.mq_dlq
+    vals[mq.row + M.S_READY + 4] = incoming
+    vals[mq.row + M.S_READY + 5] = consumed
+    vals[mq.row + M.S_READY + 6] = consumed * redeliver
+    _svc(vals, wk, consumed, wk_err if consumed > 0 else 0.0, proc_s * 1000, len(workers_ready), 0.3)
+    vals[wk.row + M.S_READY + 1] = consumed
+    lb.rps, lb.err, lb.lat_ms = rps_in, lb_err, lb_lat
+    web.rps, web.err, web.lat_ms = web_rps_total, web_err, web_lat
+    db.rps, db.err, db.lat_ms = total_q, db_err, new_lat
+
+    # --- nodes ----------------------------------------------------------------------------------
+    for node in w.topo.nodes:
+        base = node.row
+        cpu = mem = fds = conns = 0.0
+        for rep in node.replicas:
+            if rep.state == "Terminated":
+                continue
+            cpu += rep.cpu
+            mem += rep.mem_mb
+            fds += rep.fds or 150
+            conns += rep.rps * 2.0 + rep.conns
+        cpu += node.extra_cpu
+        node.cpu_used = cpu
+        node.mem_used_mb = mem + 1800.0
+        node.fds_used = int(fds + 2400)
+        node.conntrack_used = int(conns * 30.0 + 1200)
+        if node.up and node.mem_used_mb > node.mem_total_mb:
+            victim = max((r for r in node.replicas if r.state == "Running"), key=lambda r: r.mem_mb, default=None)
+            if victim is not None:
+                w.dmesg(node, f"Out of memory: Killed process {2000 + victim.index * 41} ({victim.kind}) "
+                        f"total-vm:{int(victim.mem_mb * 1100)}kB, anon-rss:{int(victim.mem_mb * 1000)}kB, oom_score_adj:0")
+                w.emit("Warning", "OOMKilling", node.name, f"Out of memory: Killed process ({victim.kind}) on {node.name}")
+                w.restart_replica(victim, reason="OOMKilled", by_agent=False)
+        if node.conntrack_used > node.conntrack_max:
+            w.dmesg(node, "nf_conntrack: nf_conntrack: table full, dropping packet", every=2)
+        for d in node.disks:
+            grow = d.growth_gb_per_h * TICK_S / 3600.0
+            d.used_gb = min(d.capacity_gb, d.used_gb + grow)
+        throttle = (1.0 - node.thermal_factor) * 100.0
+        root, data = node.disks[0], node.disks[-1]
+        vals[base + M.N_CPU] = min(100.0, cpu / node.cores * 100.0 + 3.0) if node.up else 0.0
+        vals[base + M.N_MEM] = min(100.0, node.mem_used_mb / node.mem_total_mb * 100.0) if node.up else 0.0
+        vals[base + M.N_ROOT] = root.used_frac * 100.0
+        vals[base + M.N_DATA] = data.used_frac * 100.0
+        vals[base + M.N_IOERR] = float(root.io_errors + data.io_errors)
+        vals[base + M.N_DISKLAT] = max(root.latency_ms, data.latency_ms)
+        vals[base + M.N_LOSS] = node.nic_loss * 100.0 + (15.0 if node.nic_flapping else 0.0)
+        vals[base + M.N_CONNTRACK] = node.conntrack_used
+        vals[base + M.N_FDS] = node.fds_used
+        vals[base + M.N_THROTTLE] = throttle
+
+
+def _single(vals: list[float], rep: Replica, rps: float, err: float, lat: float, util: float, conns: float) -> None:
+    base = rep.row
+    running = rep.state == "Running"
+    p50, p95, p99 = _pcts(lat, util, lat * 4, 0.0)
+    vals[base + M.R_RPS] = rps if running else 0.0
+    vals[base + M.R_ERR] = err if running else 0.0
+    vals[base + M.R_P50] = p50 if running else 0.0
+    vals[base + M.R_P95] = p95 if running else 0.0
+    vals[base + M.R_P99] = p99 if running else 0.0
+    vals[base + M.R_CPU] = rep.cpu if running else 0.0
+    vals[base + M.R_MEM] = rep.mem_mb if running else 0.0
+    vals[base + M.R_CONNS] = conns if running else 0.0
+    vals[base + M.R_FDS] = 150.0 + conns if running else 0.0
+    vals[base + M.R_RESTARTS] = rep.restarts
+
+
+def _svc(vals: list[float], svc, rps: float, err: float, lat: float, ready: int, util: float) -> None:
+    base = svc.row
+    p50, p95, p99 = _pcts(lat, util, lat * 4, 0.0)
+    vals[base + M.S_RPS] = rps
+    vals[base + M.S_ERR] = err
+    vals[base + M.S_P50] = p50
+    vals[base + M.S_P95] = p95
+    vals[base + M.S_P99] = p99
+    vals[base + M.S_READY] = ready

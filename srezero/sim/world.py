@@ -1,0 +1,327 @@
+"""The World: a SimPy environment, the seeded topology, the tick process, faults, noise and telemetry.
+
+A world is built from a :class:`~srezero.task.spec.TaskSpec` and a seed. Its life has three parts:
+
+1. *History.* One settled healthy tick is broadcast over the history window (vectorised), so an
+   agent can look back 30 minutes without the world simulating them one by one.
+2. *Onset.* From the end of history the tick process runs for real; fault processes inject their
+   causes on schedule and noise processes add the ambient events of a normal day.
+3. *Incident.* When the task's paging alert fires, :meth:`World.page` returns and the episode
+   starts. The agent's reads advance simulated time by their cost; writes change component state,
+   and the consequences unfold tick by tick.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+import simpy
+
+from srezero.sim import metrics as M
+from srezero.sim import topology
+from srezero.sim.components import SERVICE_KINDS, Change, Deploy, Disk, Event, Node, Replica, Service
+from srezero.sim.model import TICK_S, tick
+from srezero.sim.rng import stream, suffix
+from srezero.sim.state import ModelState
+
+if TYPE_CHECKING:
+    from srezero.faults.base import Fault
+    from srezero.task.spec import TaskSpec
+
+HISTORY_S = 1800.0
+SPARE_REPLICAS = 24
+EPOCH = dt.datetime(2026, 3, 2, 8, 0, tzinfo=dt.UTC)
+
+
+class World:
+    """A running simulation of one task under one seed. Build it with :meth:`World.build`."""
+
+    def __init__(self, spec: TaskSpec, seed: int) -> None:
+        self.spec = spec
+        self.seed = seed
+        tid = spec.id
+        self.rng_topology = stream(tid, seed, "topology")
+        self.rng_world = stream(tid, seed, "world")  # dynamics: faults, noise schedules
+        self.rng_surface = stream(tid, seed, "surface")  # names in logs, request ids, authors
+        self.topo = topology.build(topology.TopologySize(**spec.topology.model_dump()), self.rng_topology)
+        self.services: dict[str, Service] = self.topo.services
+        self.replica_list: list[Replica] = self.topo.replica_list()
+        self.state = ModelState()
+        self._seed_constants()
+        self.epoch = EPOCH + dt.timedelta(days=int(self.rng_surface.integers(0, 200)),
+                                          minutes=int(self.rng_surface.integers(0, 600)))
+        # telemetry stores
+        self.events: list[Event] = []
+        self.changes: list[Change] = []
+        self.dmesg_lines: dict[str, list[tuple[float, str]]] = {n.name: [] for n in self.topo.nodes}
+        self._dmesg_last: dict[tuple[str, str], int] = {}
+        self.cause_hist: dict[str, list[tuple[int, dict[str, float], float]]] = {}
+        self.destroyed: list[str] = []  # destructive consequences of writes, in words
+        self.collateral_errors = 0.0  # requests failed by the agent's own actions
+        self.noise_entities: set[str] = set()  # what noise and distractors touched (red herrings)
+        self.faults: list[Fault] = []
+        # series buffer
+        self._layout()
+        n_cols = int((HISTORY_S + spec.budget.max_onset_s + spec.budget.time_s + spec.verify_window_s) / TICK_S) + 40
+        self.buf = np.zeros((self.n_rows, n_cols), dtype=np.float64)
+        self.vals: list[float] = [0.0] * self.n_rows
+        self.history_cols = int(HISTORY_S / TICK_S)
+        self.col = self.history_cols - 1
+        tn = self.rng_world.normal(0.0, 0.025, size=n_cols)
+        self.traffic_noise = (1.0 + np.clip(tn, -0.08, 0.08)).tolist()
+        self.meas_noise = self.rng_surface.normal(0.0, 1.0, size=4099)
+        self.env = simpy.Environment(initial_time=(self.history_cols - 1) * TICK_S)
+        self.t_page = 0.0
+        self.paged = False
+        from srezero.telemetry.alerts import AlertBook
+
+        self.alerts = AlertBook(self)
+
+    # ------------------------------------------------------------------ construction
+    def _seed_constants(self) -> None:
+        r = self.rng_topology
+        st = self.state
+        st.base_rps = float(r.uniform(260, 520)) * self.spec.traffic.scale
+        st.diurnal_phase = float(r.uniform(0, 6.28))
+        st.web_cpu_ms = float(r.uniform(7.0, 10.0))
+        st.web_own_ms = float(r.uniform(9.0, 16.0))
+        st.read_queries = float(r.uniform(1.6, 2.4))
+        st.write_frac = float(r.uniform(0.08, 0.15))
+        st.publish_frac = float(r.uniform(0.15, 0.3))
+        st.cache_h_max = float(r.uniform(0.9, 0.96))
+        st.cache_ws_mb = float(self.services["cache"].config["maxmemory_mb"]) * float(r.uniform(0.55, 0.75))
+        st.db_base_lat_ms = float(r.uniform(2.0, 4.0))
+        st.worker_proc_ms = float(r.uniform(40, 80))
+        st.db_dead_tuple_pct = float(r.uniform(2, 5))
+        # Size capacities from the seeded load so every seed runs at realistic utilisation:
+        # web tier 30-45 % busy, database 28-36 %, worker pool well ahead of the queue.
+        import math
+
+        web = self.services["web_server"]
+        cache_cfg = self.services["cache"].config
+        hit = st.cache_h_max * (1.0 - math.exp(-cache_cfg["ttl_s"] / 90.0))
+        per_replica_cores = float(web.config["cpu_limit"])
+        st.web_cpu_ms = float(r.uniform(0.30, 0.45)) * per_replica_cores * 1000.0 * len(web.replicas) / st.base_rps
+        db_load = st.base_rps * ((1.0 - hit) * st.read_queries + st.write_frac) + st.base_rps * st.publish_frac
+        st.db_capacity_qps = db_load / float(r.uniform(0.28, 0.36))
+
+    def _layout(self) -> None:
+        self.row_of: dict[tuple[str, str], int] = {}
+        n = 0
+        for kind in SERVICE_KINDS:
+            svc = self.services[kind]
+            svc.row = n
+            for i, m in enumerate(M.metric_names(kind)):
+                self.row_of[(kind, m)] = n + i
+            n += len(M.metric_names(kind))
+        for node in self.topo.nodes:
+            node.row = n
+            for i, m in enumerate(M.NODE_METRICS):
+                self.row_of[(node.name, m)] = n + i
+            n += len(M.NODE_METRICS)
+        self._replica_base = n
+        self.n_rows = n + (len(self.replica_list) + SPARE_REPLICAS) * len(M.REPLICA_METRICS)
+        self._next_replica_row = n
+        for rep in self.replica_list:
+            self._assign_rows(rep)
+        sig = np.zeros(self.n_rows)
+        for (_, metric), row in self.row_of.items():
+            sig[row] = M.NOISE_SIGMA.get(metric, 0.0)
+        self._sigma = sig
+
+    def _assign_rows(self, rep: Replica) -> None:
+        rep.row = self._next_replica_row
+        self._next_replica_row += len(M.REPLICA_METRICS)
+        if self._next_replica_row > self.n_rows:
+            raise RuntimeError("replica rows exhausted")
+        for i, m in enumerate(M.REPLICA_METRICS):
+            self.row_of[(rep.name, m)] = rep.row + i
+
+    @classmethod
+    def build(cls, spec: TaskSpec, seed: int) -> World:
+        """Build the world, settle it, fill history, start faults and noise. Does not page yet."""
+        from srezero.faults import noise
+        from srezero.faults.base import instantiate
+
+        w = cls(spec, seed)
+        for _ in range(3):  # settle hysteresis state on a healthy system
+            tick(w)
+        w.buf[:, : w.history_cols] = np.asarray(w.vals)[:, None]
+        w.faults = [instantiate(f, w, i) for i, f in enumerate(spec.faults)]
+        noise.schedule(w, spec.noise, spec.distractors)
+        for fault in w.faults:
+            w.env.process(fault.process(w))
+        w.env.process(w._ticker())
+        return w
+
+    # ------------------------------------------------------------------ time
+    def _ticker(self):
+        env = self.env
+        while True:
+            yield env.timeout(TICK_S)
+            self.col += 1
+            if self.col >= self.buf.shape[1]:
+                self.buf = np.concatenate([self.buf, np.zeros_like(self.buf)], axis=1)
+                self.traffic_noise = self.traffic_noise * 2
+            tick(self)
+            self.buf[:, self.col] = self.vals
+            col = self.col
+            for rep in self.replica_list:
+                if rep.err_causes:
+                    self.cause_hist.setdefault(rep.name, []).append((col, rep.err_causes, rep.rps))
+            self.alerts.evaluate()
+
+    @property
+    def now(self) -> float:
+        return self.env.now
+
+    def advance(self, seconds: float) -> None:
+        if seconds > 0:
+            self.env.run(until=self.env.now + seconds)
+
+    def page(self) -> None:
+        """Run from onset until the task's paging alert fires (or the onset budget runs out)."""
+        limit = self.env.now + self.spec.budget.max_onset_s
+        name = self.spec.alert.name
+        while self.env.now < limit:
+            self.advance(TICK_S)
+            if self.alerts.is_firing(name):
+                break
+        self.alerts.force(name)
+        self.t_page = self.env.now
+        self.paged = True
+
+    def clock(self, t: float) -> dt.datetime:
+        return self.epoch + dt.timedelta(seconds=t)
+
+    def stamp(self, t: float) -> str:
+        return self.clock(t).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+    # ------------------------------------------------------------------ telemetry helpers
+    def emit(self, kind: str, reason: str, entity: str, message: str) -> None:
+        self.events.append(Event(self.env.now, kind, reason, entity, message))
+
+    def change(self, service: str, kind: str, detail: str, author: str) -> None:
+        self.changes.append(Change(self.env.now, service, kind, detail, author))
+
+    def dmesg(self, node: Node, line: str, every: int = 0) -> None:
+        """Append a kernel message; ``every`` rate-limits a repeating message to one per N ticks."""
+        if every:
+            key = (node.name, line[:24])
+            last = self._dmesg_last.get(key, -10_000)
+            if self.col - last < every:
+                return
+            self._dmesg_last[key] = self.col
+        self.dmesg_lines[node.name].append((self.env.now, line))
+
+    def sector(self, disk: Disk) -> int:
+        base = 1_000_000 + (disk.serial.__len__() * 7919 + self.seed * 104729) % 900_000_000
+        return base + int(self.meas_noise[self.col % 4099] * 1000) % 5000 * 8
+
+    def author(self) -> str:
+        return str(self.rng_surface.choice(topology.AUTHORS))
+
+    def series(self, row: int, c0: int, c1: int, noisy: bool = True) -> np.ndarray:
+        """Columns ``c0..c1`` (inclusive) of one row, with deterministic measurement noise."""
+        data = self.buf[row, c0 : c1 + 1]
+        sigma = self._sigma[row]
+        if not noisy or sigma == 0.0:
+            return data.copy()
+        idx = (np.arange(c0, c1 + 1) * 7919 + row * 104729) % 4099
+        return data * (1.0 + sigma * self.meas_noise[idx])
+
+    def col_at(self, t: float) -> int:
+        return max(0, min(self.col, int(t // TICK_S)))
+
+    # ------------------------------------------------------------------ entity lookup
+    def entity_kind(self, name: str) -> str | None:
+        if name in self.services:
+            return "service"
+        if name in self.topo.replicas:
+            return "replica"
+        if name in self.topo.node_by_name:
+            return "node"
+        if name in self.topo.disks:
+            return "disk"
+        return None
+
+    def entity_names(self) -> dict[str, list[str]]:
+        return {
+            "service": list(self.services),
+            "replica": list(self.topo.replicas),
+            "node": [n.name for n in self.topo.nodes],
+            "disk": list(self.topo.disks),
+        }
+
+    # ------------------------------------------------------------------ state changes (writes)
+    def restart_replica(self, rep: Replica, reason: str, by_agent: bool) -> None:
+        """Kill and restart one replica. In-flight work is dropped; caches come back cold."""
+        if rep.state == "Terminated":
+            return
+        if by_agent and rep.state == "Running":
+            self.collateral_errors += rep.rps * min(rep.lat_ms / 1000.0, 5.0) + rep.rps * 0.5
+            if rep.kind == "message_queue":
+                self.state.mq_depth += self.state.mq_consumed * 5.0  # unacked messages redelivered
+        if not by_agent:
+            rep.restarts += 1
+            rep.last_restart_t = self.env.now
+        rep.state = "Starting"
+        rep.ready_at = self.env.now + rep.service.startup_s
+        rep.mem_mb = rep.base_mem_mb
+        rep.leaked_conns = 0.0
+        if rep.kind == "cache":
+            self.state.cache_ready_since = 1e12
+        self.emit("Normal", "Killing" if by_agent else reason, rep.name,
+                  f"Stopping container {rep.kind}" if by_agent else f"Container {rep.kind} terminated: {reason}")
+
+    def add_replica(self, svc: Service) -> Replica:
+        nodes = [n for n in self.topo.nodes if n.up and not n.cordoned]
+        node = min(nodes or self.topo.nodes, key=lambda n: (len(n.replicas), n.index))
+        rep = Replica(f"{topology.SHORT_NAMES[svc.kind]}-{suffix(self.rng_surface, 5)}", svc, node, len(svc.replicas))
+        rep.base_mem_mb = svc.replicas[0].base_mem_mb if svc.replicas else topology.BASE_MEM_MB[svc.kind]
+        rep.mem_mb = rep.base_mem_mb
+        rep.version = svc.deploy.version
+        rep.state = "Starting" if nodes else "Pending"
+        rep.ready_at = self.env.now + svc.startup_s
+        svc.replicas.append(rep)
+        node.replicas.append(rep)
+        self.topo.replicas[rep.name] = rep
+        self.replica_list.append(rep)
+        self._assign_rows(rep)
+        if svc.kind == "web_server":
+            self.services["load_balancer"].config[f"backend_weight.{rep.name}"] = 1
+        self.emit("Normal", "Scheduled", rep.name, f"Successfully assigned {rep.name} to {node.name}")
+        return rep
+
+    def remove_replica(self, rep: Replica) -> None:
+        if rep.state == "Running":
+            self.collateral_errors += rep.rps * 0.5
+        rep.state = "Terminated"
+        rep.rps = rep.err = rep.cpu = rep.conns = 0.0
+        rep.err_causes = {}
+        self.emit("Normal", "Killing", rep.name, f"Stopping container {rep.kind} (scaled down)")
+
+    def move_replica(self, rep: Replica, node: Node) -> None:
+        rep.node.replicas.remove(rep)
+        rep.node = node
+        node.replicas.append(rep)
+
+    def deploy(self, svc: Service, target: Deploy, kind: str, author: str) -> None:
+        svc.deploys.append(Deploy(target.version, self.env.now, author, f"{kind} to {target.version}",
+                                  defect=target.defect, defect_rate=target.defect_rate,
+                                  needed_by_schema=target.needed_by_schema))
+        for rep in svc.replicas:
+            if rep.state != "Terminated":
+                rep.version = target.version
+                self.restart_replica(rep, reason="Rollout", by_agent=True)
+
+    def describe_state(self) -> dict[str, Any]:
+        """A compact dump of live state, for debugging and the debrief; never shown to agents."""
+        return {
+            "t": self.env.now,
+            "replicas": {r.name: r.state for r in self.replica_list},
+            "db_lat_ms": round(self.state.db_lat_ms, 2),
+            "mq_depth": round(self.state.mq_depth, 1),
+        }

@@ -1,0 +1,1 @@
+"""Tasks as data: the TaskSpec models, the loader and validator, and the variant generator."""

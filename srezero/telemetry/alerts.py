@@ -1,0 +1,125 @@
+"""Alert rules evaluated on metrics each tick, and the alert book the ``get_alerts`` tool reads."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from srezero.sim.world import World
+
+OPS = {">": float.__gt__, "<": float.__lt__, ">=": float.__ge__, "<=": float.__le__}
+
+
+@dataclass(frozen=True)
+class Rule:
+    name: str
+    severity: str
+    entity: str  # service name, or "*node" for one rule per node
+    metric: str
+    op: str
+    threshold: float
+    for_s: float
+    summary: str
+
+
+DEFAULT_RULES: tuple[Rule, ...] = (
+    Rule("HighErrorRate", "critical", "load_balancer", "error_rate", ">", 0.05, 60, "5xx ratio at the edge is {value:.1%}"),
+    Rule("HighLatencyP99", "critical", "load_balancer", "latency_p99_ms", ">", 1200, 90, "p99 latency at the edge is {value:.0f} ms"),
+    Rule("QueueBacklogGrowing", "critical", "message_queue", "queue_age_s", ">", 180, 60, "oldest message is {value:.0f} s old"),
+    Rule("DatabaseLatencyHigh", "warning", "database", "latency_p99_ms", ">", 250, 60, "database p99 is {value:.0f} ms"),
+    Rule("ReplicationLagHigh", "warning", "database", "replication_lag_s", ">", 60, 60, "replica is {value:.0f} s behind"),
+    Rule("CacheHitRatioLow", "warning", "cache", "hit_ratio", "<", 0.5, 60, "cache hit ratio is {value:.0%}"),
+    Rule("DeadLetterQueueGrowing", "warning", "message_queue", "dlq_depth", ">", 50, 0, "{value:.0f} messages dead-lettered"),
+    Rule("WorkerErrors", "warning", "worker", "error_rate", ">", 0.05, 60, "worker error ratio is {value:.1%}"),
+    Rule("DiskSpaceLow", "warning", "*node", "data_disk_used_pct", ">", 90, 0, "data disk {value:.0f}% full"),
+    Rule("RootDiskSpaceLow", "warning", "*node", "root_disk_used_pct", ">", 90, 0, "root disk {value:.0f}% full"),
+    Rule("NodeCPUHigh", "warning", "*node", "cpu_util_pct", ">", 85, 90, "node CPU at {value:.0f}%"),
+    Rule("NodeMemoryHigh", "warning", "*node", "memory_used_pct", ">", 92, 60, "node memory at {value:.0f}%"),
+    Rule("PodCrashLooping", "warning", "*service", "crashlooping", ">", 0, 0, "{value:.0f} replica(s) in CrashLoopBackOff"),
+)
+
+
+@dataclass
+class AlertInstance:
+    name: str
+    severity: str
+    entity: str
+    summary: str
+    started_at: float
+    resolved_at: float | None = None
+
+    @property
+    def firing(self) -> bool:
+        return self.resolved_at is None
+
+
+class AlertBook:
+    """Evaluates rules each tick; keeps firing and recently resolved alerts."""
+
+    def __init__(self, world: World) -> None:
+        self.world = world
+        rules = {r.name: r for r in DEFAULT_RULES}
+        spec_alert = world.spec.alert
+        if spec_alert.metric:
+            rules[spec_alert.name] = Rule(spec_alert.name, spec_alert.severity, spec_alert.entity, spec_alert.metric,
+                                          spec_alert.op, spec_alert.threshold, spec_alert.for_s,
+                                          spec_alert.summary or f"{spec_alert.metric} {{value:.3g}}")
+        self._targets: list[tuple[Rule, str, int | None]] = []
+        for rule in rules.values():
+            if rule.entity == "*node":
+                ents = [n.name for n in world.topo.nodes]
+            elif rule.entity == "*service":
+                ents = list(world.services)
+            else:
+                ents = [rule.entity]
+            for ent in ents:
+                row = world.row_of.get((ent, rule.metric))
+                self._targets.append((rule, ent, row))
+        self._pending: dict[tuple[str, str], float] = {}
+        self.active: dict[tuple[str, str], AlertInstance] = {}
+        self.history: list[AlertInstance] = []
+
+    def _value(self, ent: str, metric: str, row: int | None) -> float:
+        if row is not None:
+            return self.world.vals[row]
+        if metric == "crashlooping":
+            return float(sum(1 for r in self.world.services[ent].replicas if r.state == "CrashLoopBackOff"))
+        return 0.0
+
+    def evaluate(self) -> None:
+        now = self.world.env.now
+        for rule, ent, row in self._targets:
+            value = self._value(ent, rule.metric, row)
+            key = (rule.name, ent)
+            if OPS[rule.op](value, rule.threshold):
+                since = self._pending.setdefault(key, now)
+                if key not in self.active and now - since >= rule.for_s:
+                    inst = AlertInstance(rule.name, rule.severity, ent, rule.summary.format(value=value), now)
+                    self.active[key] = inst
+                    self.history.append(inst)
+            else:
+                self._pending.pop(key, None)
+                inst = self.active.pop(key, None)
+                if inst is not None:
+                    inst.resolved_at = now
+
+    def is_firing(self, name: str) -> bool:
+        return any(k[0] == name for k in self.active)
+
+    def force(self, name: str) -> None:
+        """Make sure the paging alert is firing when the page goes out."""
+        if self.is_firing(name):
+            return
+        rule, ent = next(((r, e) for r, e, _ in self._targets if r.name == name), (None, None))
+        if rule is None:
+            rule = Rule(name, "critical", "load_balancer", "error_rate", ">", 0.0, 0, "alert fired")
+            ent = "load_balancer"
+        row = self.world.row_of.get((ent, rule.metric))
+        inst = AlertInstance(name, rule.severity, ent, rule.summary.format(value=self._value(ent, rule.metric, row)),
+                             self.world.env.now)
+        self.active[(name, ent)] = inst
+        self.history.append(inst)
+
+    def listing(self, since: float) -> list[AlertInstance]:
+        return [a for a in self.history if a.firing or (a.resolved_at or 0) >= since]

@@ -1,0 +1,245 @@
+"""Log lines, rendered lazily from per-tick error causes plus benign chatter.
+
+The world stores, per replica and tick, a small dict of error causes with their share of requests.
+Here each cause becomes templated, levelled, timestamped lines with values taken from live state
+(the pool size, the timeout, a block number). Randomness comes from a fixed table indexed by
+(replica, tick, line), so the same query always returns the same lines and a line never changes
+between two queries. Templates never mention fault names or ids: they say what a real process
+would print.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import TYPE_CHECKING
+
+from srezero.sim.model import TICK_S
+
+if TYPE_CHECKING:
+    from srezero.sim.components import Replica
+    from srezero.sim.world import World
+
+LEVELS = ("debug", "info", "warn", "error")
+_LEVEL_RANK = {lvl: i for i, lvl in enumerate(LEVELS)}
+
+#: cause -> (level, template). Fields: {timeout} {pool} {retries} {attempt} {block} {rel} {reason} {limit} {rid} {host}
+WEB_CAUSES: dict[str, tuple[str, str]] = {
+    "db_pool_timeout": ("error", "db: timeout acquiring connection from pool after {timeout}ms (pool_size={pool}, in_use={pool}, waiting={waiting}) rid={rid}"),
+    "db_too_many_conns": ("error", "db: connect failed: FATAL: sorry, too many clients already rid={rid}"),
+    "db_timeout": ("error", "db: query canceled after {timeout}ms (attempt {attempt}/{attempts}) rid={rid}"),
+    "io_error": ("error", "Unhandled exception in OrderRepository.fetch: InternalError: could not read block {block} in file \"base/16384/{rel}\": Input/output error rid={rid}"),
+    "statement_timeout": ("error", "db: ERROR: canceling statement due to statement timeout rid={rid}"),
+    "disk_full": ("error", "db: ERROR: could not extend file \"base/16384/{rel}\": No space left on device rid={rid}"),
+    "lock_wait": ("error", "db: ERROR: canceling statement due to lock timeout rid={rid}"),
+    "db_unavailable": ("error", "db: connection to {host} failed: Connection refused rid={rid}"),
+    "cache_down": ("warn", "cache: connection refused (cache:6379); falling back to database"),
+    "cache_unavailable": ("warn", "cache: error from {chost}: WRONGPASS invalid username-password pair or connection failed; falling back to database"),
+    "overload": ("warn", "worker pool saturated ({workers} busy); rejecting request with 503 rid={rid}"),
+    "rate_limited": ("warn", "rate limit {limit} rps exceeded; returning 429 rid={rid}"),
+    "code_defect": ("error", "Unhandled exception in {handler}: {exc} rid={rid}"),
+    "emfile": ("error", "accept4: too many open files (limit {fdlimit})"),
+    "net_loss": ("error", "upstream request failed: read tcp: i/o timeout after retransmissions rid={rid}"),
+    "clock_skew": ("error", "auth: token rejected: \"iat\" is in the future (now={now}) rid={rid}"),
+    "conntrack": ("error", "dial tcp: connect: connection timed out rid={rid}"),
+    "upstream_timeout": ("error", "request exceeded upstream idle timeout; connection reset rid={rid}"),
+    "crash": ("error", "{reason}"),
+}
+DB_CAUSES: dict[str, tuple[str, str]] = {
+    "io_error": ("error", "ERROR:  could not read block {block} in file \"base/16384/{rel}\": Input/output error"),
+    "too_many_conns": ("error", "FATAL:  sorry, too many clients already"),
+    "statement_timeout": ("error", "ERROR:  canceling statement due to statement timeout"),
+    "disk_full": ("error", "PANIC:  could not write to file \"pg_wal/xlogtemp.{pid}\": No space left on device"),
+    "lock_wait": ("warn", "LOG:  process {pid} still waiting for ShareLock on transaction {txid} after 1000.{ms} ms"),
+    "db_unavailable": ("error", "FATAL:  the database system is starting up"),
+}
+CACHE_CAUSES: dict[str, tuple[str, str]] = {
+    "evicting": ("warn", "maxmemory reached ({maxmem}mb); evicting keys with policy {policy}"),
+    "auth_fail": ("warn", "client {ip}:{port} AUTH failed: WRONGPASS invalid username-password pair"),
+}
+WORKER_CAUSES: dict[str, tuple[str, str]] = {
+    "poison": ("error", "job {job} failed: ValueError: invalid literal for int() with base 10: 'N/A' (delivery {attempt})"),
+    "db_error": ("error", "job {job} failed: database error, will retry"),
+    "duplicate": ("warn", "job {job} already processed by another consumer; duplicate delivery ignored"),
+    "crash": ("error", "{reason}"),
+}
+MQ_CAUSES: dict[str, tuple[str, str]] = {
+    "poison": ("warn", "message {job} on queue 'jobs' redelivered {attempt} times"),
+}
+LB_CAUSES: dict[str, tuple[str, str]] = {
+    "tls_expired": ("error", "SSL_do_handshake() failed (SSL: error:0A000086:certificate verify failed: certificate has expired) while SSL handshaking"),
+    "conn_limit": ("error", "{limit} worker_connections are not enough while connecting to upstream"),
+    "no_upstream": ("error", "no live upstreams while connecting to upstream \"web_server\""),
+    "upstream_timeout": ("error", "upstream timed out (110: Connection timed out) while reading response header from upstream"),
+}
+CAUSE_TABLES = {"web_server": WEB_CAUSES, "database": DB_CAUSES, "cache": CACHE_CAUSES, "worker": WORKER_CAUSES,
+                "message_queue": MQ_CAUSES, "load_balancer": LB_CAUSES}
+
+CHATTER: dict[str, tuple[tuple[str, str], ...]] = {
+    "web_server": (("info", "GET /api/orders 200 {ms}ms rid={rid}"), ("info", "POST /api/cart 201 {ms}ms rid={rid}"),
+                   ("info", "GET /healthz 200 1ms"), ("warn", "slow request GET /api/reports/export {slow}ms rid={rid}"),
+                   ("warn", "deprecated config key 'legacy_checkout' ignored"), ("debug", "session refreshed uid={uid}")),
+    "database": (("info", "LOG:  checkpoint complete: wrote {n} buffers ({pct}%)"),
+                 ("info", "LOG:  automatic vacuum of table \"app.public.events\": index scans: 1"),
+                 ("warn", "LOG:  checkpoints are occurring too frequently ({n2} seconds apart)"),
+                 ("info", "LOG:  duration: {ms}.{pct} ms  statement: SELECT id, status FROM orders WHERE id = $1")),
+    "cache": (("info", "DB saved on disk"), ("info", "Background saving started by pid {pid}"),
+              ("info", "{n} changes in 60 seconds. Saving...")),
+    "worker": (("info", "job {job} done in {ms}ms"), ("info", "job {job} done in {ms}ms"),
+               ("warn", "job {job} took {slow}ms (slow export)")),
+    "message_queue": (("info", "accepting AMQP connection <0.{pid}.0> ({ip}:{port})"),
+                      ("info", "queue 'jobs': {n} messages ready")),
+    "load_balancer": (("info", "\"GET /api/orders HTTP/1.1\" 200 {n} \"-\" upstream={up} rt=0.0{ms}"),
+                      ("info", "\"POST /api/cart HTTP/1.1\" 201 {n} \"-\" upstream={up} rt=0.0{ms}")),
+}
+HANDLERS = ("CheckoutHandler.post", "PricingService.quote", "InvoiceJob.render")
+EXCEPTIONS = ("KeyError: 'currency'", "TypeError: unsupported operand type(s) for *: 'NoneType' and 'float'",
+              "AttributeError: 'NoneType' object has no attribute 'id'")
+
+
+class _Rand:
+    """Cheap deterministic randomness for rendering: a fixed table indexed by a running key."""
+
+    __slots__ = ("key", "table")
+
+    def __init__(self, w: World, *parts: int) -> None:
+        self.table = w.meas_noise
+        k = 0
+        for p in parts:
+            k = (k * 1_000_003 + p) & 0xFFFFFFFF
+        self.key = k
+
+    def u(self) -> float:
+        self.key = (self.key * 1_103_515_245 + 12_345) & 0x7FFFFFFF
+        x = self.table[self.key % 4099]
+        return (x % 1.0 + 1.0) % 1.0
+
+    def int(self, lo: int, hi: int) -> int:
+        return lo + int(self.u() * (hi - lo))
+
+
+_FIELD_FNS = {
+    "timeout": lambda w, rep, r, t: w.services["web_server"].config["db_timeout_ms"],
+    "pool": lambda w, rep, r, t: w.services["web_server"].config["db_pool_size"],
+    "waiting": lambda w, rep, r, t: r.int(3, 60),
+    "attempt": lambda w, rep, r, t: r.int(1, int(w.services["web_server"].config["db_retries"]) + 2),
+    "attempts": lambda w, rep, r, t: int(w.services["web_server"].config["db_retries"]) + 1,
+    "block": lambda w, rep, r, t: r.int(10_000, 900_000),
+    "rel": lambda w, rep, r, t: 24_601 + r.int(0, 40),
+    "reason": lambda w, rep, r, t: rep.crash_reason or "exited with code 1",
+    "limit": lambda w, rep, r, t: (w.services["load_balancer"].config["max_connections"] if rep.kind == "load_balancer"
+                                   else w.services["web_server"].config["rate_limit_rps"]),
+    "rid": lambda w, rep, r, t: f"{r.int(0, 16**8):08x}",
+    "host": lambda w, rep, r, t: w.services["web_server"].config["db_host"],
+    "chost": lambda w, rep, r, t: w.services["web_server"].config["cache_host"],
+    "workers": lambda w, rep, r, t: w.services["web_server"].config["workers"],
+    "handler": lambda w, rep, r, t: HANDLERS[r.int(0, 3)],
+    "exc": lambda w, rep, r, t: EXCEPTIONS[r.int(0, 3)],
+    "fdlimit": lambda w, rep, r, t: w.services["web_server"].config["max_open_files"],
+    "now": lambda w, rep, r, t: w.stamp(t),
+    "ms": lambda w, rep, r, t: r.int(4, 60),
+    "slow": lambda w, rep, r, t: r.int(1100, 2600),
+    "uid": lambda w, rep, r, t: r.int(1000, 99999),
+    "n": lambda w, rep, r, t: r.int(200, 9000),
+    "pct": lambda w, rep, r, t: r.int(1, 9),
+    "n2": lambda w, rep, r, t: r.int(12, 28),
+    "pid": lambda w, rep, r, t: r.int(1000, 30000),
+    "txid": lambda w, rep, r, t: r.int(80_000, 99_999),
+    "job": lambda w, rep, r, t: f"{r.int(0, 16**6):06x}",
+    "ip": lambda w, rep, r, t: f"10.{rep.node.index}.{r.int(1, 250)}.{r.int(2, 250)}",
+    "port": lambda w, rep, r, t: r.int(32768, 60999),
+    "maxmem": lambda w, rep, r, t: w.services["cache"].config["maxmemory_mb"],
+    "policy": lambda w, rep, r, t: w.services["cache"].config["eviction_policy"],
+    "up": lambda w, rep, r, t: f"10.{rep.node.index}.0.{r.int(2, 60)}:8080",
+}
+
+
+class _Fields(dict):
+    """Template values computed on first use (most templates need two or three of them)."""
+
+    def __init__(self, w: World, rep: Replica, r: _Rand, t: float) -> None:
+        super().__init__()
+        self.args = (w, rep, r, t)
+
+    def __missing__(self, key: str) -> object:
+        value = _FIELD_FNS[key](*self.args)
+        self[key] = value
+        return value
+
+
+def _fields(w: World, rep: Replica, r: _Rand, t: float) -> _Fields:
+    return _Fields(w, rep, r, t)
+
+
+def _line(w: World, t: float, rep: Replica, level: str, text: str) -> str:
+    return f"{w.stamp(t)} {level.upper():5} {rep.name} {text}"
+
+
+def replica_lines(w: World, rep: Replica, col: int) -> list[tuple[float, str, str]]:
+    """All lines one replica printed during tick ``col``: (time, level, text)."""
+    out: list[tuple[float, str, str]] = []
+    if rep.state == "Terminated" and col > w.col:
+        return out
+    r = _Rand(w, w.seed, col, rep.index, len(rep.name), ord(rep.name[-1]))
+    t0 = col * TICK_S
+    chatter = CHATTER.get(rep.kind, ())
+    n_chat = 1 + (1 if r.u() < 0.5 else 0)
+    for _ in range(n_chat):
+        lvl, tpl = chatter[r.int(0, len(chatter))]
+        if lvl == "warn" and r.u() < 0.6:
+            continue
+        out.append((t0 + r.u() * TICK_S, lvl, tpl.format_map(_fields(w, rep, r, t0))))
+    causes = _causes_at(w, rep, col)
+    if causes:
+        table = CAUSE_TABLES.get(rep.kind, {})
+        for cause, frac in causes.items():
+            spec = table.get(cause)
+            if spec is None or frac <= 0.0005 and cause not in ("cache_down", "cache_unavailable"):
+                continue
+            lvl, tpl = spec
+            n = 1 if frac < 0.02 else 2 if frac < 0.2 else 3
+            if cause == "crash":
+                n = 1
+            for _ in range(n):
+                t = t0 + r.u() * TICK_S
+                out.append((t, lvl, tpl.format_map(_fields(w, rep, r, t))))
+    out.sort(key=lambda x: x[0])
+    return out
+
+
+def _causes_at(w: World, rep: Replica, col: int) -> dict[str, float]:
+    hist = w.cause_hist.get(rep.name)
+    if not hist:
+        return {}
+    # histories are appended in column order; scan from the end (queries look at recent ticks)
+    for c, causes, _ in reversed(hist):
+        if c == col:
+            return causes
+        if c < col:
+            break
+    return {}
+
+
+def search(w: World, replicas: list[Replica], pattern: str, level: str, window_s: float, limit: int
+           ) -> tuple[list[str], int, bool]:
+    """Newest-first scan; returns (lines oldest-first, lines scanned, truncated)."""
+    rx = re.compile(pattern, re.IGNORECASE) if pattern else None
+    min_rank = _LEVEL_RANK.get(level, 0) if level else 0
+    c_hi = w.col
+    c_lo = max(0, c_hi - int(window_s // TICK_S) + 1)
+    found: list[tuple[float, str]] = []
+    scanned = 0
+    for col in range(c_hi, c_lo - 1, -1):
+        batch = []
+        for rep in replicas:
+            for t, lvl, text in replica_lines(w, rep, col):
+                scanned += 1
+                if _LEVEL_RANK[lvl] < min_rank:
+                    continue
+                line = _line(w, t, rep, lvl, text)
+                if rx is None or rx.search(line):
+                    batch.append((t, line))
+        batch.sort()
+        found.extend(reversed(batch))
+        if len(found) >= limit:
+            return [ln for _, ln in reversed(found[:limit])], scanned, True
+    return [ln for _, ln in reversed(found)], scanned, False

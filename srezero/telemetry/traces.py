@@ -1,0 +1,95 @@
+"""Sampled traces along the call path, built from the latest tick's state of each hop."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from srezero.telemetry.logs import WEB_CAUSES, _Rand
+
+if TYPE_CHECKING:
+    from srezero.sim.world import World
+
+ENDPOINTS = ("GET /api/orders", "POST /api/cart", "POST /api/checkout", "GET /api/products")
+_SHORT_ERR = {
+    "db_pool_timeout": "timeout acquiring db connection", "db_too_many_conns": "db: too many clients",
+    "db_timeout": "db query timeout", "io_error": "db: could not read block (Input/output error)",
+    "statement_timeout": "db: statement timeout", "disk_full": "db: No space left on device",
+    "lock_wait": "db: lock timeout", "db_unavailable": "db: connection refused", "overload": "503 shed",
+    "rate_limited": "429 rate limited", "code_defect": "unhandled exception", "emfile": "too many open files",
+    "net_loss": "i/o timeout", "clock_skew": "token rejected", "conntrack": "connect timeout",
+    "upstream_timeout": "upstream idle timeout",
+}
+_DB_SIDE = {"db_pool_timeout", "db_too_many_conns", "db_timeout", "io_error", "statement_timeout", "disk_full",
+            "lock_wait", "db_unavailable"}
+
+
+def sample(w: World, service: str | None, errors_only: bool, limit: int) -> list[dict[str, Any]]:
+    """Up to ``limit`` traces from the last tick, errors weighted by their share of requests."""
+    webs = [r for r in w.services["web_server"].replicas if r.state == "Running" and r.rps > 0]
+    if not webs:
+        return []
+    st = w.state
+    cache_hit = w.buf[w.row_of[("cache", "hit_ratio")], w.col]
+    traces = []
+    r = _Rand(w, w.seed, w.col, 77)
+    attempts = 0
+    while len(traces) < limit and attempts < limit * 40:
+        attempts += 1
+        rep = webs[r.int(0, len(webs))]
+        err_cause = ""
+        roll = r.u()
+        acc = 0.0
+        for cause, frac in rep.err_causes.items():
+            if cause in WEB_CAUSES and cause not in ("cache_down", "cache_unavailable"):
+                acc += frac
+                if roll < acc:
+                    err_cause = cause
+                    break
+        if errors_only and not err_cause:
+            continue
+        hit = r.u() < cache_hit
+        spans = []
+        db_ms = st.db_lat_ms * (1.0 + r.u())
+        if err_cause in ("db_pool_timeout", "db_timeout"):
+            db_ms = float(w.services["web_server"].config["db_timeout_ms"])
+        cache_ms = 0.4 + r.u() * 0.6
+        spans.append({"service": "cache", "name": "GET session:*", "ms": round(cache_ms, 1),
+                      "status": "hit" if hit else "miss"})
+        if not hit or err_cause in _DB_SIDE:
+            spans.append({"service": "database", "name": "SELECT orders", "ms": round(db_ms, 1),
+                          "status": "error" if err_cause in _DB_SIDE else "ok"})
+        if r.u() < st.publish_frac and not err_cause:
+            spans.append({"service": "message_queue", "name": "publish jobs", "ms": 1.1, "status": "ok"})
+        own = rep.lat_ms - sum(s["ms"] for s in spans) if rep.lat_ms else 10.0
+        total = max(1.0, sum(s["ms"] for s in spans) + max(own, 2.0))
+        trace = {
+            "trace_id": f"{r.int(0, 16**8):08x}{r.int(0, 16**8):08x}",
+            "endpoint": ENDPOINTS[r.int(0, len(ENDPOINTS))],
+            "total_ms": round(total, 1),
+            "status": 500 if err_cause and err_cause not in ("overload", "rate_limited") else
+            (503 if err_cause == "overload" else 429 if err_cause == "rate_limited" else 200),
+            "web_replica": rep.name,
+            "error": _SHORT_ERR.get(err_cause, ""),
+            "spans": spans,
+        }
+        if service and service not in ("load_balancer", "web_server", rep.name) and \
+                not any(s["service"] == service for s in spans):
+            continue
+        traces.append(trace)
+    return traces
+
+
+def render(traces: list[dict[str, Any]], lb_name: str) -> str:
+    if not traces:
+        return "no traces sampled in the last 30 s (no traffic reached the web tier)"
+    lines = []
+    for tr in traces:
+        status = f"ERROR {tr['status']}" if tr["status"] >= 400 else "OK 200"
+        lines.append(f"trace {tr['trace_id']}  {tr['endpoint']}  {tr['total_ms']:.1f} ms  {status}")
+        lines.append(f"  load_balancer {lb_name}  {tr['total_ms'] + 0.8:.1f} ms")
+        err = f"  error: {tr['error']}" if tr["error"] else ""
+        lines.append(f"  └ web_server {tr['web_replica']}  {tr['total_ms']:.1f} ms{err}")
+        for i, sp in enumerate(tr["spans"]):
+            branch = "└" if i == len(tr["spans"]) - 1 else "├"
+            lines.append(f"      {branch} {sp['service']} {sp['name']}  {sp['ms']:.1f} ms  {sp['status']}")
+    return "\n".join(lines)

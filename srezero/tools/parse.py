@@ -1,0 +1,125 @@
+"""Turn an action into ``(tool name, validated args)``; anything malformed becomes a ToolError.
+
+Accepted forms:
+
+* a dict ``{"tool": "search_logs", "args": {"service": "database"}}`` (``"name"``/``"arguments"``
+  are accepted aliases, and ``"arguments"`` may be a JSON string, as OpenAI tool calls deliver it);
+* a text call ``search_logs(service="database", pattern="timeout")``, positional arguments in the
+  declared order, Python or JSON literals;
+* a kubectl-style command ``kubectl get pods`` (see :mod:`srezero.tools.kubectl`);
+* an :class:`Action`.
+"""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass, field
+from typing import Any
+
+import orjson
+
+from srezero.tools.registry import ToolError, load_tools
+
+MAX_ACTION_CHARS = 20_000
+_LITERAL_NAMES = {"true": True, "false": False, "null": None, "none": None, "True": True, "False": False, "None": None}
+
+
+@dataclass(frozen=True)
+class Action:
+    tool: str
+    args: dict[str, Any] = field(default_factory=dict)
+
+
+def _literal(node: ast.expr) -> Any:
+    if isinstance(node, ast.Name) and node.id in _LITERAL_NAMES:
+        return _LITERAL_NAMES[node.id]
+    try:
+        return ast.literal_eval(node)
+    except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
+        raise ToolError("arguments must be literals (strings, numbers, booleans, lists or dicts)") from None
+
+
+def parse_text(text: str) -> tuple[str, dict[str, Any]]:
+    text = text.strip()
+    if not text:
+        raise ToolError("empty action; write a tool call such as get_alerts()")
+    if len(text) > MAX_ACTION_CHARS:
+        raise ToolError(f"action is {len(text)} characters long; the limit is {MAX_ACTION_CHARS}")
+    if text.startswith("kubectl") or text.startswith("k "):
+        from srezero.tools.kubectl import translate
+
+        return translate(text)
+    if text.startswith("{"):
+        try:
+            return parse_dict(orjson.loads(text))
+        except orjson.JSONDecodeError:
+            raise ToolError("action looks like JSON but does not parse") from None
+    tools = load_tools()
+    if text.isidentifier():
+        text += "()"
+    try:
+        tree = ast.parse(text, mode="eval")
+    except (SyntaxError, ValueError, MemoryError, RecursionError):
+        raise ToolError(f"could not parse {text[:80]!r} as a tool call like search_logs(service=\"database\")") from None
+    call = tree.body
+    if not isinstance(call, ast.Call) or not isinstance(call.func, ast.Name):
+        raise ToolError("an action must be a single tool call like get_status(service=\"web_server\")")
+    name = call.func.id
+    spec = tools.get(name)
+    if spec is None:
+        raise ToolError(unknown_tool_message(name))
+    if len(call.args) > len(spec.arg_names):
+        raise ToolError(f"{name} takes at most {len(spec.arg_names)} positional arguments ({', '.join(spec.arg_names)})")
+    args: dict[str, Any] = {}
+    for pname, node in zip(spec.arg_names, call.args):
+        if isinstance(node, ast.Starred):
+            raise ToolError("star-arguments are not supported")
+        args[pname] = _literal(node)
+    for kw in call.keywords:
+        if kw.arg is None:
+            raise ToolError("**kwargs are not supported")
+        if kw.arg in args:
+            raise ToolError(f"argument {kw.arg!r} given twice")
+        args[kw.arg] = _literal(kw.value)
+    return name, args
+
+
+def parse_dict(action: dict[str, Any]) -> tuple[str, dict[str, Any]]:
+    name = action.get("tool", action.get("name"))
+    if not isinstance(name, str):
+        raise ToolError('a dict action needs a "tool" name, e.g. {"tool": "get_alerts", "args": {}}')
+    args = action.get("args", action.get("arguments", {}))
+    if isinstance(args, str):
+        try:
+            args = orjson.loads(args) if args.strip() else {}
+        except orjson.JSONDecodeError:
+            raise ToolError(f"arguments for {name} are not valid JSON") from None
+    if args is None:
+        args = {}
+    if not isinstance(args, dict):
+        raise ToolError(f"arguments for {name} must be an object, got {type(args).__name__}")
+    extra = set(action) - {"tool", "name", "args", "arguments", "id", "type"}
+    if extra:
+        raise ToolError(f"unexpected keys in action: {', '.join(sorted(map(str, extra)))}")
+    return name, args
+
+
+def unknown_tool_message(name: str) -> str:
+    names = ", ".join(load_tools())
+    return f"unknown tool {str(name)[:60]!r}; available tools: {names}"
+
+
+def parse_action(action: Any) -> tuple[str, dict[str, Any]]:
+    """Parse and validate any accepted action form. Raises ToolError with a message for the agent."""
+    if isinstance(action, Action):
+        name, args = action.tool, dict(action.args)
+    elif isinstance(action, dict):
+        name, args = parse_dict(action)
+    elif isinstance(action, str):
+        name, args = parse_text(action)
+    else:
+        raise ToolError(f"an action must be a dict, a string or an Action, not {type(action).__name__}")
+    spec = load_tools().get(name)
+    if spec is None:
+        raise ToolError(unknown_tool_message(name))
+    return name, spec.validate(args)

@@ -1,0 +1,141 @@
+"""Tools are declared once, with ``@tool``; every front end derives from that declaration.
+
+A declaration is a typed Python function: its name is the tool name, its docstring's first
+paragraph the description, its ``Annotated[type, "description"]`` parameters the arguments, and
+the decorator gives the kind (read, write, submit) and the simulated cost in seconds. From that,
+srezero derives the JSON schema, the validating pydantic model, the text-call parser's argument
+order, the OpenAI tools list, the Gymnasium action handling, the MCP tools and the docs.
+
+The function body is the simulator's implementation. Other backends (Kubernetes) implement the same
+names and receive the same validated arguments.
+"""
+
+from __future__ import annotations
+
+import functools
+import inspect
+import typing
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model
+
+Kind = Literal["read", "write", "submit"]
+
+
+class ToolError(Exception):
+    """Raised by a tool for bad input it can explain (unknown service, unknown metric...)."""
+
+
+@dataclass
+class ToolOutput:
+    """What a tool returns: text the agent reads plus structured data for programs."""
+
+    text: str
+    data: Any = None
+
+
+@dataclass
+class ToolSpec:
+    name: str
+    description: str
+    kind: Kind
+    cost_s: float
+    fn: Callable[..., ToolOutput]
+    params: list[inspect.Parameter] = field(default_factory=list)
+
+    @functools.cached_property
+    def model(self) -> type[BaseModel]:
+        fields: dict[str, Any] = {}
+        hints = typing.get_type_hints(self.fn, localns={"ToolContext": object}, include_extras=True)
+        for p in self.params:
+            ann = hints[p.name]
+            desc = ""
+            if typing.get_origin(ann) is typing.Annotated:
+                base, *meta = typing.get_args(ann)
+                desc = next((m for m in meta if isinstance(m, str)), "")
+                constraints = [m for m in meta if not isinstance(m, str)]
+                if constraints:
+                    base = typing.Annotated[(base, *constraints)]
+            else:
+                base = ann
+            default = ... if p.default is inspect.Parameter.empty else p.default
+            fields[p.name] = (base, Field(default, description=desc))
+        return create_model(f"{self.name}_args", __config__=ConfigDict(extra="forbid"), **fields)
+
+    @functools.cached_property
+    def schema(self) -> dict[str, Any]:
+        schema = self.model.model_json_schema()
+        schema.pop("title", None)
+        for prop in schema.get("properties", {}).values():
+            prop.pop("title", None)
+        schema.setdefault("required", [])
+        schema["additionalProperties"] = False
+        return schema
+
+    @functools.cached_property
+    def arg_names(self) -> tuple[str, ...]:
+        return tuple(p.name for p in self.params)
+
+    def validate(self, args: dict[str, Any]) -> dict[str, Any]:
+        """Validate and coerce arguments; raise ToolError with a readable message."""
+        try:
+            obj = self.model.model_validate(args)
+        except ValidationError as exc:
+            parts = []
+            for err in exc.errors(include_url=False):
+                loc = ".".join(str(x) for x in err["loc"]) or "arguments"
+                msg = err["msg"]
+                if err["type"] == "extra_forbidden":
+                    msg = f"unknown argument; {self.name} takes {', '.join(self.arg_names) or 'no arguments'}"
+                elif err["type"] == "missing":
+                    msg = "required argument is missing"
+                parts.append(f"{loc}: {msg}")
+            raise ToolError(f"invalid arguments for {self.name}: " + "; ".join(parts)) from None
+        return obj.model_dump()
+
+    def public(self) -> dict[str, Any]:
+        return {"name": self.name, "description": self.description, "parameters": self.schema, "kind": self.kind,
+                "cost_s": self.cost_s}
+
+    def signature(self) -> str:
+        parts = []
+        for p in self.params:
+            parts.append(p.name if p.default is inspect.Parameter.empty else f"{p.name}={p.default!r}")
+        return f"{self.name}({', '.join(parts)})"
+
+
+TOOLS: dict[str, ToolSpec] = {}
+
+
+def tool(kind: Kind, cost_s: float) -> Callable[[Callable[..., ToolOutput]], Callable[..., ToolOutput]]:
+    """Declare a tool. The first parameter of the function is the context and is not an argument."""
+
+    def deco(fn: Callable[..., ToolOutput]) -> Callable[..., ToolOutput]:
+        doc = inspect.getdoc(fn) or ""
+        description = doc.split("\n\n")[0].replace("\n", " ").strip()
+        params = list(inspect.signature(fn).parameters.values())[1:]
+        if fn.__name__ in TOOLS:
+            raise ValueError(f"tool {fn.__name__!r} declared twice")
+        TOOLS[fn.__name__] = ToolSpec(fn.__name__, description, kind, cost_s, fn, params)
+        return fn
+
+    return deco
+
+
+def load_tools() -> dict[str, ToolSpec]:
+    from srezero.tools import read, submit, write  # noqa: F401
+
+    return TOOLS
+
+
+def tool_specs() -> list[dict[str, Any]]:
+    """Every tool as ``{"name", "description", "parameters" (JSON schema), "kind", "cost_s"}``."""
+    return [t.public() for t in load_tools().values()]
+
+
+def openai_tools() -> list[dict[str, Any]]:
+    """The tools in OpenAI's function-calling format."""
+    return [{"type": "function", "function": {"name": t.name, "description": t.description, "parameters": t.schema}}
+            for t in load_tools().values()]

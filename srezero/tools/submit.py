@@ -1,0 +1,47 @@
+"""Submit tools: the structured diagnosis and the end of the episode."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Annotated, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from srezero.faults.base import CATEGORIES
+from srezero.tools.registry import ToolError, ToolOutput, tool
+
+if TYPE_CHECKING:
+    from srezero.tools.context import ToolContext
+
+Category = Literal[tuple(CATEGORIES)]  # type: ignore[valid-type]
+
+
+class Claim(BaseModel):
+    """One root cause: where it is, what kind of fault it is, and the concrete detail."""
+
+    model_config = ConfigDict(extra="forbid")
+    entity: str = Field(max_length=200, description="service, replica, node, disk (node/device) or config key "
+                                                    "(service.key); see docs/scoring.md for naming")
+    category: Category = Field(description="fault category from the taxonomy")
+    detail: str = Field("", max_length=500, description="the concrete detail: key and bad value, device, limit...")
+
+
+@tool("submit", 5)
+def submit_diagnosis(ctx: ToolContext,
+                     root_causes: Annotated[list[Claim], Field(max_length=20),
+                                            "root causes; an empty list means no fault (a false alarm)"],
+                     summary: Annotated[str, Field(max_length=4000), "free-text summary (kept, not scored)"] = ""
+                     ) -> ToolOutput:
+    """Submit your diagnosis: the root causes as entity + category + detail. The last submission counts."""
+    if ctx.episode is None:
+        raise ToolError("submit_diagnosis is only available inside an episode")
+    n = ctx.episode.record_diagnosis(root_causes, summary)
+    return ToolOutput(f"diagnosis recorded ({n} root cause(s)); call resolve() when the incident is mitigated")
+
+
+@tool("submit", 0)
+def resolve(ctx: ToolContext, note: Annotated[str, Field(max_length=2000), "closing note"] = "") -> ToolOutput:
+    """Declare the incident resolved and end the episode; the system is then verified for a while."""
+    if ctx.episode is None:
+        raise ToolError("resolve is only available inside an episode")
+    ctx.episode.request_resolve(note)
+    return ToolOutput("incident marked resolved; verifying the system")
