@@ -31,6 +31,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from srezero.backend import SimBackend
 from srezero.faults.base import Fault, RootCause
 from srezero.scoring import diagnosis as diag
 from srezero.scoring import marks as mk
@@ -127,6 +128,7 @@ class Episode:
         w.page()
         self.world = w
         self.ctx = ToolContext(w, self)
+        self.backend = SimBackend(w, self.ctx)
         self.st = EpisodeState()
         self.result = None
         self.trajectory = []
@@ -176,9 +178,9 @@ class Episode:
             tool_name, args = parse_action(action)
             spec = self._tools[tool_name]
             healed_before = self._healed_count() if spec.kind == "write" else 0
-            out = spec.fn(self.ctx, **args)
+            out = self.backend.call(tool_name, args)
             out_text, data = out.text, out.data
-            w.advance(spec.cost_s)
+            self.backend.advance(spec.cost_s)
             if spec.kind == "read":
                 self.evidence.observe(st.steps, tool_name, args, out_text)
             elif spec.kind == "write":
@@ -215,7 +217,7 @@ class Episode:
             reward = phi - st.phi
             st.phi = phi
         st.reward_sum += reward
-        self.trajectory[-1]["reward"] = round(reward, 9)
+        self.trajectory[-1]["reward"] = reward
         return obs, reward, terminated, truncated, info
 
     # ------------------------------------------------------------------ used by submit tools

@@ -44,7 +44,7 @@ class LatentSectorErrors(Fault):
         d = self.disk
         d.read_error_rate = self.params["read_error_rate"]
         d.pending_sectors = int(w.rng_world.integers(24, 400))
-        w.dmesg(d.node, f"nvme nvme1: I/O 417 QID 3 timeout, aborting")
+        w.dmesg(d.node, "nvme nvme1: I/O 417 QID 3 timeout, aborting")
 
     def evolve(self, w: World) -> Generator[Any, Any, None]:
         d = self.disk

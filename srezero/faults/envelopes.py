@@ -19,7 +19,7 @@ def _pool_ok(w: World, v: Any) -> bool:
     web = w.services["web_server"]
     n = sum(1 for r in web.replicas if r.state != "Terminated")
     total = n * int(v) + len(w.services["worker"].replicas) * 4 + 6
-    return 4 <= int(v) and total <= w.services["database"].config["max_connections"]
+    return int(v) >= 4 and total <= w.services["database"].config["max_connections"]
 
 
 def _max_conns_ok(w: World, v: Any) -> bool:

@@ -142,12 +142,13 @@ class Replica:
         "fds",
         "index",
         "last_restart_t",
+        "lat_ms",
         "leak_mb_per_h",
         "leaked_conns",
-        "lat_ms",
         "mem_mb",
         "name",
         "node",
+        "over_limit",
         "ready_at",
         "restarts",
         "role",
@@ -172,6 +173,7 @@ class Replica:
         self.base_mem_mb = 0.0
         self.mem_mb = 0.0
         self.leak_mb_per_h = 0.0
+        self.over_limit = False  # set by a fault or config change that puts memory above its limit
         self.leaked_conns = 0.0  # connections checked out and never returned (a code defect)
         self.version = ""
         # last tick's outputs, read by telemetry and by the next tick (hysteresis)

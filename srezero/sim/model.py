@@ -10,6 +10,7 @@ load the database, a slow database slows the web tier, a stalled consumer grows 
 from __future__ import annotations
 
 import math
+from array import array
 from typing import TYPE_CHECKING
 
 from srezero.sim import metrics as M
@@ -19,6 +20,7 @@ if TYPE_CHECKING:
     from srezero.sim.world import World
 
 TICK_S = 30.0
+_PER_TICK_H = TICK_S / 3600.0
 
 
 def _pcts(mean_ms: float, util: float, err_timeout_ms: float, timeout_frac: float) -> tuple[float, float, float]:
@@ -58,8 +60,12 @@ def startup_failure(w: World, rep: Replica) -> str:
 
 def lifecycle(w: World, t: float) -> None:
     """Advance replica states: starts complete, crash loops back off, memory grows, OOM kills."""
+    creds = w.state.db_credential
     for rep in w.replica_list:
         state = rep.state
+        if state == "Running" and rep.node.up and not creds and rep.leak_mb_per_h == 0.0 \
+                and rep.service.deploys[-1].defect != "memory_leak" and not rep.over_limit:
+            continue  # the common case: nothing to advance
         if state == "Terminated" or state == "Pending":
             continue
         if not rep.node.up:
@@ -85,17 +91,21 @@ def lifecycle(w: World, t: float) -> None:
                     if rep.kind == "cache":
                         w.state.cache_ready_since = t
             continue
-        # Running
-        if rep.leak_mb_per_h > 0.0 or rep.service.deploy.defect == "memory_leak":
-            leak = rep.leak_mb_per_h + (rep.service.deploy.defect_rate if rep.service.deploy.defect == "memory_leak" else 0.0)
-            rep.mem_mb += leak * TICK_S / 3600.0
+        # Running: memory only moves when something leaks, so only then is the limit checked
+        deploy = rep.service.deploys[-1]
+        leaking = deploy.defect == "memory_leak"
+        if not leaking and rep.leak_mb_per_h == 0.0 and not rep.over_limit:
+            if creds and rep.kind in ("web_server", "worker") and startup_failure(w, rep):
+                w.restart_replica(rep, reason="Error", by_agent=False)
+            continue
+        rep.mem_mb += (rep.leak_mb_per_h + (deploy.defect_rate if leaking else 0.0)) * _PER_TICK_H
         limit = rep.service.config.get("memory_limit_mb")
         if limit is not None and rep.mem_mb > limit:
             w.emit("Warning", "OOMKilled", rep.name, f"Container exceeded memory limit ({limit}Mi) and was OOMKilled")
             w.dmesg(rep.node, f"Memory cgroup out of memory: Killed process {1000 + rep.index * 37} "
                     f"({rep.kind}) total-vm:{int(rep.mem_mb * 1100)}kB, anon-rss:{int(rep.mem_mb * 1000)}kB")
             w.restart_replica(rep, reason="OOMKilled", by_agent=False)
-        elif startup_failure(w, rep) and rep.kind in ("web_server", "worker") and w.state.db_credential:
+        elif creds and rep.kind in ("web_server", "worker") and startup_failure(w, rep):
             # rotated credentials only bite on the next reconnect; model that as the next tick
             w.restart_replica(rep, reason="Error", by_agent=False)
 
@@ -119,8 +129,12 @@ def tick(w: World) -> None:
     lb_up = lb_rep.state == "Running"
     hc_ok = lbc["health_check_path"] in ("/healthz", "/health")
     backends = [r for r in web.replicas if r.state == "Running" and hc_ok and r.node.nic_loss < 0.9]
-    weights = [max(0.0, float(lbc.get(f"backend_weight.{r.name}", 1))) for r in backends]
+    weights = [max(0.0, float(lbc.get("backend_weight." + r.name, 1))) for r in backends]
     wsum = sum(weights)
+    share_of = {r.name: wt / wsum for r, wt in zip(backends, weights)} if wsum > 0 else {}
+    if share_of and lbc["sticky_sessions"]:
+        first = backends[0].name
+        share_of = {k: v * 0.4 + (0.6 if k == first else 0.0) for k, v in share_of.items()}
     lb_causes: dict[str, float] = {}
     tls_fail = 1.0 if lbc["tls_cert_days_left"] <= 0 else 0.0
     if tls_fail:
@@ -173,7 +187,40 @@ def tick(w: World) -> None:
     fd_limit = webc["max_open_files"]
     defect = web.deploy.defect_rate if web.deploy.defect in ("endpoint_errors", "flag_bug") else 0.0
     defect += st.endpoint_defect_rate
-    for i, rep in enumerate(webs):
+    # loop invariants: what every web replica sees of its dependencies this tick
+    eff_db = db_lat if db_lat < timeout_ms else timeout_ms
+    db_part = (1.0 - hit) * st.read_queries + st.write_frac
+    touches_db = db_part if db_part < 1.0 else 1.0
+    amp = 1.0 + retries * p_to  # retried queries hit the database again: the retry-storm amplifier
+    base_down = cache_lat + db_part * eff_db * amp + (1.0 if not cache_up else 0.0)
+    dep_causes: dict[str, float] = {}
+    db_fail = 0.0
+    if not db_hosts_ok or not db_up:
+        db_fail = touches_db
+        dep_causes["db_unavailable"] = db_fail
+    else:
+        if db_err_prev > 0:
+            for k, v in st.db_err_causes.items():
+                dep_causes[k] = v * touches_db
+            db_fail = db_err_prev * touches_db
+        if p_to > 0.001:
+            after_retries = p_to ** (retries + 1)
+            dep_causes["db_timeout"] = after_retries * touches_db
+            db_fail += after_retries * touches_db
+    if db_fail > 1.0:
+        db_fail = 1.0
+    if not cache_reachable:
+        bad_client = not st.cache_password_ok or webc["cache_host"] != "cache:6379"
+        dep_causes["cache_unavailable" if bad_client else "cache_down"] = 0.0
+    if defect > 0:
+        dep_causes["code_defect"] = defect
+    cpu_limit = float(webc["cpu_limit"])
+    web_own = st.web_own_ms
+    read_q = st.read_queries
+    write_frac = st.write_frac
+    publish_frac = st.publish_frac
+    idle_rows = (0.0, 0.0, 0.0, 0.0, 0.0)
+    for rep in webs:
         base = rep.row
         node = rep.node
         if rep.state != "Running":
@@ -181,125 +228,86 @@ def tick(w: World) -> None:
             rep.cpu = 0.02 if rep.state != "Terminated" else 0.0
             rep.conns = 0.0
             rep.err_causes = {"crash": 1.0} if rep.state == "CrashLoopBackOff" else {}
-            vals[base + M.R_RPS] = 0.0
-            vals[base + M.R_ERR] = 0.0
-            vals[base + M.R_P50] = vals[base + M.R_P95] = vals[base + M.R_P99] = 0.0
-            vals[base + M.R_CPU] = rep.cpu
-            vals[base + M.R_MEM] = rep.mem_mb if rep.state != "Terminated" else 0.0
-            vals[base + M.R_CONNS] = 0.0
-            vals[base + M.R_FDS] = 0.0
-            vals[base + M.R_RESTARTS] = rep.restarts
+            vals[base : base + 10] = array("d", (*idle_rows, rep.cpu, rep.mem_mb if rep.state != "Terminated" else 0.0,
+                                                 0.0, 0.0, rep.restarts))
             continue
-        share = 0.0
-        if wsum > 0 and rep in backends:
-            share = weights[backends.index(rep)] / wsum
-            if lbc["sticky_sessions"]:
-                share = share * 0.4 + (0.6 if rep is backends[0] else 0.0)
-        r = accepted * share * (1.0 - no_backend)
-        causes: dict[str, float] = {}
+        r = accepted * share_of.get(rep.name, 0.0) * (1.0 - no_backend)
+        causes = dict(dep_causes) if dep_causes else {}
         limited = 0.0
         if rate_limit > 0 and r > rate_limit:
             limited = 1.0 - rate_limit / r
             causes["rate_limited"] = limited
-        cpu_cap = min(float(webc["cpu_limit"]), node.cores - node.cpu_used * 0.5) * node.thermal_factor
-        cap_cpu = max(cpu_cap, 0.05) * 1000.0 / cpu_ms
-        own_ms = st.web_own_ms / node.thermal_factor
-        # each query waits at most the client timeout per attempt, and retried attempts wait again
-        down_ms = cache_lat + ((1.0 - hit) * st.read_queries + st.write_frac) * min(db_lat, timeout_ms) \
-            * (1.0 + retries * p_to)
-        if not cache_reachable and cache_up is False:
-            down_ms += 1.0  # connect attempt before falling back
-        lat_s = (own_ms + down_ms) / 1000.0
-        cap_threads = threads / max(lat_s, 1e-3)
-        cap = min(cap_cpu, cap_threads)
+        thermal = node.thermal_factor
+        free = node.cores - node.cpu_used * 0.5
+        cpu_cap = (cpu_limit if cpu_limit < free else free) * thermal
+        cap_cpu = (cpu_cap if cpu_cap > 0.05 else 0.05) * 1000.0 / cpu_ms
+        own_ms = web_own / thermal
+        lat_s = (own_ms + base_down) / 1000.0
+        cap_threads = threads / (lat_s if lat_s > 1e-3 else 1e-3)
+        cap = cap_cpu if cap_cpu < cap_threads else cap_threads
         served = r * (1.0 - limited)
         u = served / cap if cap > 0 else 10.0
         shed = 1.0 - 1.0 / u if u > 1.0 else 0.0
         if shed > 0:
             causes["overload"] = shed
-        qf = 1.0 / (1.0 - min(u, 0.95))
-        # database connections through the pool
-        db_q = served * (1.0 - shed) * q_per_req
+        qf = 1.0 / (1.0 - (u if u < 0.95 else 0.95))
+        work = served * (1.0 - shed)
         # a connection is held until the query returns or the client gives up
-        need = db_q * (min(db_lat, timeout_ms) / 1000.0) + rep.leaked_conns
+        need = work * q_per_req * (eff_db / 1000.0) + rep.leaked_conns
         pool_wait = 1.0 - pool / need if need > pool else 0.0
         if pool_wait > 0.001:
-            causes["db_pool_timeout"] = pool_wait * q_per_req / max(q_per_req, 1e-9)
-        in_use = min(need, float(pool))
+            causes["db_pool_timeout"] = pool_wait
+        in_use = need if need < pool else float(pool)
         pool_used_total += in_use
         opened_conns += pool
-        db_part = (1.0 - hit) * st.read_queries + st.write_frac
-        touches_db = min(1.0, db_part)
-        db_fail = 0.0
-        if not db_hosts_ok or not db_up:
-            db_fail = touches_db
-            causes["db_unavailable"] = db_fail
-        else:
-            if db_err_prev > 0:
-                for k, v in st.db_err_causes.items():
-                    causes[k] = causes.get(k, 0.0) + v * touches_db
-                db_fail = db_err_prev * touches_db
-            if p_to > 0.001:
-                after_retries = p_to ** (retries + 1)
-                causes["db_timeout"] = after_retries * touches_db
-                db_fail += after_retries * touches_db
-        if not cache_reachable:
-            causes["cache_unavailable" if not st.cache_password_ok or webc["cache_host"] != "cache:6379" else "cache_down"] = 0.0
-        fds = 180.0 + in_use * 1.0 + served * lat_s * 1.2
+        fds = 180.0 + in_use + served * lat_s * 1.2
         emfile = 0.0
         if fds > fd_limit:
             emfile = 1.0 - fd_limit / fds
             causes["emfile"] = emfile
             fds = float(fd_limit)
-        net = node.nic_loss * 3.0 if node.nic_loss > 0 else 0.0
-        if node.nic_flapping:
-            net += 0.15
-        if net > 0:
-            causes["net_loss"] = min(1.0, net)
-        skew = 1.0 if abs(node.clock_skew_s) > 30.0 else 0.0
-        if skew:
-            causes["clock_skew"] = 0.6
+        net = 0.0
+        if node.nic_loss > 0 or node.nic_flapping:
+            net = node.nic_loss * 3.0 + (0.15 if node.nic_flapping else 0.0)
+            net = net if net < 1.0 else 1.0
+            causes["net_loss"] = net
+        skew = 0.0
+        if node.clock_skew_s > 30.0 or node.clock_skew_s < -30.0:
+            skew = 0.6
+            causes["clock_skew"] = skew
         conntrack_drop = 0.0
         if node.conntrack_used > node.conntrack_max:
             conntrack_drop = 1.0 - node.conntrack_max / node.conntrack_used
             causes["conntrack"] = conntrack_drop
-        if defect > 0:
-            causes["code_defect"] = defect
-        err = 1.0 - (1.0 - limited) * (1.0 - shed) * (1.0 - min(1.0, pool_wait * touches_db)) * (1.0 - min(1.0, db_fail)) \
-            * (1.0 - emfile) * (1.0 - min(1.0, net)) * (1.0 - skew * 0.6) * (1.0 - conntrack_drop) * (1.0 - defect)
-        pool_wait_ms = timeout_ms * pool_wait if pool_wait > 0 else 0.0
-        mean_ms = own_ms * qf + down_ms + pool_wait_ms
+        pw = pool_wait * touches_db
+        err = 1.0 - (1.0 - limited) * (1.0 - shed) * (1.0 - (pw if pw < 1.0 else 1.0)) * (1.0 - db_fail) \
+            * (1.0 - emfile) * (1.0 - net) * (1.0 - skew) * (1.0 - conntrack_drop) * (1.0 - defect)
+        mean_ms = own_ms * qf + base_down + (timeout_ms * pool_wait if pool_wait > 0 else 0.0)
         if mean_ms > idle_to:
             causes["upstream_timeout"] = 0.5
-            err = max(err, 0.5)
-        to_frac = max(p_to * touches_db, pool_wait * touches_db, shed)
-        p50, p95, p99 = _pcts(mean_ms, u, max(timeout_ms, mean_ms), to_frac)
+            err = err if err > 0.5 else 0.5
+        to_frac = p_to * touches_db
+        if pw > to_frac:
+            to_frac = pw
+        if shed > to_frac:
+            to_frac = shed
+        p50, p95, p99 = _pcts(mean_ms, u, timeout_ms if timeout_ms > mean_ms else mean_ms, to_frac)
+        cpu = work * cpu_ms / 1000.0
         rep.rps = r
         rep.err = err
         rep.lat_ms = mean_ms
-        rep.cpu = min(cpu_cap, served * (1.0 - shed) * cpu_ms / 1000.0) + 0.05
+        rep.cpu = (cpu if cpu < cpu_cap else cpu_cap) + 0.05
         rep.conns = in_use
         rep.fds = int(fds)
         rep.err_causes = causes
-        vals[base + M.R_RPS] = r
-        vals[base + M.R_ERR] = err
-        vals[base + M.R_P50] = p50
-        vals[base + M.R_P95] = p95
-        vals[base + M.R_P99] = p99
-        vals[base + M.R_CPU] = rep.cpu
-        vals[base + M.R_MEM] = rep.mem_mb
-        vals[base + M.R_CONNS] = in_use
-        vals[base + M.R_FDS] = fds
-        vals[base + M.R_RESTARTS] = rep.restarts
+        vals[base : base + 10] = array("d", (r, err, p50, p95, p99, rep.cpu, rep.mem_mb, in_use, fds, rep.restarts))
         web_rps_total += r
         web_err_w += r * err
         web_lat_w += r * mean_ms
-        ok_frac = 1.0 - err
-        # retried queries hit the database again: this is the amplification behind retry storms
-        amp = 1.0 + retries * p_to
-        db_reads += served * (1.0 - shed) * (1.0 - hit) * st.read_queries * amp * (1.0 - pool_wait)
-        db_writes += served * (1.0 - shed) * st.write_frac * amp * (1.0 - pool_wait)
-        published += served * ok_frac * st.publish_frac
+        keep = work * amp * (1.0 - pool_wait)
+        db_reads += keep * (1.0 - hit) * read_q
+        db_writes += keep * write_frac
+        published += served * (1.0 - err) * publish_frac
     web_err = web_err_w / web_rps_total if web_rps_total > 0 else (1.0 if accepted > 0 else 0.0)
     web_lat = web_lat_w / web_rps_total if web_rps_total > 0 else 0.0
     ready_webs = sum(1 for r in webs if r.state == "Running")
@@ -335,31 +343,33 @@ def tick(w: World) -> None:
     age = depth / consumed if consumed > 0.5 else (depth / max(incoming, 1.0) if depth > 1 else 0.0)  # Little's law
     worker_db_writes = consumed * 1.0
     wk_err = db_err_prev if db_up and db_hosts_ok else 1.0
+    n_ready = len(workers_ready)
+    wk_cpu_limit = float(wkc["cpu_limit"])
+    proc_ms = proc_s * 1000.0
+    dup = redeliver if redeliver > 0.05 and vt < proc_s * 3 else 0.0
+    wk_conns = float(min(wkc["concurrency"], 4))
     for rep in wk.replicas:
         base = rep.row
-        running = rep.state == "Running"
-        share = consumed / len(workers_ready) if running and workers_ready else 0.0
+        if rep.state != "Running":
+            rep.rps = rep.err = rep.cpu = 0.0
+            rep.err_causes = {"crash": 1.0} if rep.state == "CrashLoopBackOff" else {}
+            vals[base : base + 10] = array("d", (0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, rep.restarts))
+            continue
+        share = consumed / n_ready
         causes = {}
-        if running and st.mq_poison and rep is workers_ready[0]:
+        if st.mq_poison and rep is workers_ready[0]:
             causes["poison"] = 1.0
-        if running and wk_err > 0:
+        if wk_err > 0:
             causes["db_error"] = wk_err
-        if running and redeliver > 0.05 and vt < proc_s * 3:
-            causes["duplicate"] = redeliver
+        if dup:
+            causes["duplicate"] = dup
+        cpu = share * st.worker_proc_ms / 1000.0 * 0.4 + 0.03
         rep.rps = share
-        rep.err = wk_err if running else 0.0
-        rep.cpu = min(float(wkc["cpu_limit"]), share * st.worker_proc_ms / 1000.0 * 0.4 + 0.03) if running else 0.0
+        rep.err = wk_err
+        rep.cpu = cpu if cpu < wk_cpu_limit else wk_cpu_limit
         rep.err_causes = causes
-        vals[base + M.R_RPS] = share
-        vals[base + M.R_ERR] = rep.err
-        vals[base + M.R_P50] = proc_s * 1000 * 0.8 if running else 0.0
-        vals[base + M.R_P95] = proc_s * 1000 * 1.9 if running else 0.0
-        vals[base + M.R_P99] = proc_s * 1000 * 2.8 if running else 0.0
-        vals[base + M.R_CPU] = rep.cpu
-        vals[base + M.R_MEM] = rep.mem_mb if running else 0.0
-        vals[base + M.R_CONNS] = min(wkc["concurrency"], 4) if running else 0.0
-        vals[base + M.R_FDS] = 120.0 if running else 0.0
-        vals[base + M.R_RESTARTS] = rep.restarts
+        vals[base : base + 10] = array("d", (share, wk_err, proc_ms * 0.8, proc_ms * 1.9, proc_ms * 2.8, rep.cpu,
+                                             rep.mem_mb, wk_conns, 120.0, rep.restarts))
 
     # --- database -----------------------------------------------------------------------------
     dbd = primary.node.data_disk
@@ -394,8 +404,8 @@ def tick(w: World) -> None:
         db_causes["io_error"] = io_err
         dbd.io_errors += int(db_reads * io_err * TICK_S)
         if dbd.io_errors > 0:
-            w.dmesg(primary.node, f"blk_update_request: I/O error, dev {dbd.device}, sector {w.sector(dbd)} op 0x0:(READ) flags 0x0 phys_seg 1 prio class 0",
-                    every=1)
+            w.dmesg(primary.node, f"blk_update_request: I/O error, dev {dbd.device}, sector {w.sector(dbd)} "
+                    "op 0x0:(READ) flags 0x0 phys_seg 1 prio class 0")
     disk_full = dbd.used_frac >= 0.999
     write_share = (db_writes + worker_db_writes) / total_q if total_q > 0 else 0.0
     if disk_full:
@@ -414,28 +424,29 @@ def tick(w: World) -> None:
     st.db_timeout_frac = 0.0 if ratio < 0.5 else min(1.0, 1.0 / (1.0 + math.exp(-(ratio - 1.0) * 20.0)))
     # queued work drains over more than one tick: latency moves toward its new level with inertia
     st.db_lat_ms = new_lat if new_lat < st.db_lat_ms else 0.3 * st.db_lat_ms + 0.7 * new_lat
+    replica_q = db_writes + worker_db_writes
     for rep in db.replicas:
         base = rep.row
-        running = rep.state == "Running"
-        is_primary = rep is primary
-        rep.rps = total_q if (is_primary and running) else (db_writes + worker_db_writes if running else 0.0)
-        rep.err = db_err if is_primary else 0.0
-        rep.lat_ms = new_lat if is_primary else st.db_base_lat_ms
-        rep.err_causes = db_causes if is_primary else {}
-        rep.cpu = min(rep.node.cores * 0.6, (total_q * cost * 0.0012 if is_primary else total_q * 0.0003) + 0.1) if running else 0.0
-        rep.conns = min(conns_total, max_conns) if is_primary and running else (3.0 if running else 0.0)
-        rep.mem_mb = rep.base_mem_mb + rep.conns * 9.0 if running else rep.mem_mb
-        p50, p95, p99 = _pcts(rep.lat_ms, db_u if is_primary else 0.1, stmt_to, overload if is_primary else 0.0)
-        vals[base + M.R_RPS] = rep.rps
-        vals[base + M.R_ERR] = rep.err
-        vals[base + M.R_P50] = p50 if running else 0.0
-        vals[base + M.R_P95] = p95 if running else 0.0
-        vals[base + M.R_P99] = p99 if running else 0.0
-        vals[base + M.R_CPU] = rep.cpu
-        vals[base + M.R_MEM] = rep.mem_mb if running else 0.0
-        vals[base + M.R_CONNS] = rep.conns
-        vals[base + M.R_FDS] = 400.0 + rep.conns * 2 if running else 0.0
-        vals[base + M.R_RESTARTS] = rep.restarts
+        if rep.state != "Running":
+            rep.rps = rep.err = rep.cpu = rep.conns = 0.0
+            rep.err_causes = {}
+            vals[base : base + 10] = array("d", (0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, rep.restarts))
+            continue
+        if rep is primary:
+            rep.rps, rep.err, rep.lat_ms, rep.err_causes = total_q, db_err, new_lat, db_causes
+            cpu = total_q * cost * 0.0012 + 0.1
+            rep.conns = conns_total if conns_total < max_conns else float(max_conns)
+            p50, p95, p99 = _pcts(new_lat, db_u, stmt_to, overload)
+        else:
+            rep.rps, rep.err, rep.lat_ms, rep.err_causes = replica_q, 0.0, st.db_base_lat_ms, {}
+            cpu = total_q * 0.0003 + 0.1
+            rep.conns = 3.0
+            p50, p95, p99 = _pcts(rep.lat_ms, 0.1, stmt_to, 0.0)
+        limit = rep.node.cores * 0.6
+        rep.cpu = cpu if cpu < limit else limit
+        rep.mem_mb = rep.base_mem_mb + rep.conns * 9.0
+        vals[base : base + 10] = array("d", (rep.rps, rep.err, p50, p95, p99, rep.cpu, rep.mem_mb, rep.conns,
+                                             400.0 + rep.conns * 2, rep.restarts))
     standby = w.topo.db_standby()
     if standby.state == "Running" and standby.node.up:
         apply_cap = 4000.0 / (standby.node.data_disk.latency_ms / 0.3)
@@ -529,45 +540,41 @@ def tick(w: World) -> None:
                 w.restart_replica(victim, reason="OOMKilled", by_agent=False)
         if node.conntrack_used > node.conntrack_max:
             w.dmesg(node, "nf_conntrack: nf_conntrack: table full, dropping packet", every=2)
-        for d in node.disks:
-            grow = d.growth_gb_per_h * TICK_S / 3600.0
-            d.used_gb = min(d.capacity_gb, d.used_gb + grow)
-        throttle = (1.0 - node.thermal_factor) * 100.0
         root, data = node.disks[0], node.disks[-1]
-        vals[base + M.N_CPU] = min(100.0, cpu / node.cores * 100.0 + 3.0) if node.up else 0.0
-        vals[base + M.N_MEM] = min(100.0, node.mem_used_mb / node.mem_total_mb * 100.0) if node.up else 0.0
-        vals[base + M.N_ROOT] = root.used_frac * 100.0
-        vals[base + M.N_DATA] = data.used_frac * 100.0
-        vals[base + M.N_IOERR] = float(root.io_errors + data.io_errors)
-        vals[base + M.N_DISKLAT] = max(root.latency_ms, data.latency_ms)
-        vals[base + M.N_LOSS] = node.nic_loss * 100.0 + (15.0 if node.nic_flapping else 0.0)
-        vals[base + M.N_CONNTRACK] = node.conntrack_used
-        vals[base + M.N_FDS] = node.fds_used
-        vals[base + M.N_THROTTLE] = throttle
+        r_used = root.used_gb + root.growth_gb_per_h * _PER_TICK_H
+        d_used = data.used_gb + data.growth_gb_per_h * _PER_TICK_H
+        root.used_gb = r_used if r_used < root.capacity_gb else root.capacity_gb
+        data.used_gb = d_used if d_used < data.capacity_gb else data.capacity_gb
+        if root.latency_mult != 1.0 or data.latency_mult != 1.0 or data.used_gb >= data.capacity_gb * 0.999 \
+                or root.used_gb >= root.capacity_gb * 0.999:
+            disk_lat = max(root.latency_ms, data.latency_ms)
+        else:
+            disk_lat = root.base_latency_ms if root.base_latency_ms > data.base_latency_ms else data.base_latency_ms
+        if node.up:
+            cpu_pct = cpu / node.cores * 100.0 + 3.0
+            mem_pct = node.mem_used_mb / node.mem_total_mb * 100.0
+            cpu_pct = cpu_pct if cpu_pct < 100.0 else 100.0
+            mem_pct = mem_pct if mem_pct < 100.0 else 100.0
+        else:
+            cpu_pct = mem_pct = 0.0
+        vals[base : base + 10] = array("d", (
+            cpu_pct, mem_pct, root.used_gb / root.capacity_gb * 100.0, data.used_gb / data.capacity_gb * 100.0,
+            float(root.io_errors + data.io_errors), disk_lat,
+            node.nic_loss * 100.0 + (15.0 if node.nic_flapping else 0.0), node.conntrack_used, node.fds_used,
+            (1.0 - node.thermal_factor) * 100.0))
 
 
-def _single(vals: list[float], rep: Replica, rps: float, err: float, lat: float, util: float, conns: float) -> None:
+def _single(vals, rep: Replica, rps: float, err: float, lat: float, util: float, conns: float) -> None:
     base = rep.row
-    running = rep.state == "Running"
-    p50, p95, p99 = _pcts(lat, util, lat * 4, 0.0)
-    vals[base + M.R_RPS] = rps if running else 0.0
-    vals[base + M.R_ERR] = err if running else 0.0
-    vals[base + M.R_P50] = p50 if running else 0.0
-    vals[base + M.R_P95] = p95 if running else 0.0
-    vals[base + M.R_P99] = p99 if running else 0.0
-    vals[base + M.R_CPU] = rep.cpu if running else 0.0
-    vals[base + M.R_MEM] = rep.mem_mb if running else 0.0
-    vals[base + M.R_CONNS] = conns if running else 0.0
-    vals[base + M.R_FDS] = 150.0 + conns if running else 0.0
-    vals[base + M.R_RESTARTS] = rep.restarts
+    if rep.state == "Running":
+        u = util if util < 0.98 else 0.98
+        vals[base : base + 10] = array("d", (rps, err, lat * 0.8, lat * (1.7 + 1.5 * u), lat * (2.4 + 3.0 * u),
+                                             rep.cpu, rep.mem_mb, conns, 150.0 + conns, rep.restarts))
+    else:
+        vals[base : base + 10] = array("d", (0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, rep.restarts))
 
 
-def _svc(vals: list[float], svc, rps: float, err: float, lat: float, ready: int, util: float) -> None:
+def _svc(vals, svc, rps: float, err: float, lat: float, ready: int, util: float) -> None:
     base = svc.row
-    p50, p95, p99 = _pcts(lat, util, lat * 4, 0.0)
-    vals[base + M.S_RPS] = rps
-    vals[base + M.S_ERR] = err
-    vals[base + M.S_P50] = p50
-    vals[base + M.S_P95] = p95
-    vals[base + M.S_P99] = p99
-    vals[base + M.S_READY] = ready
+    u = util if util < 0.98 else 0.98
+    vals[base : base + 6] = array("d", (rps, err, lat * 0.8, lat * (1.7 + 1.5 * u), lat * (2.4 + 3.0 * u), ready))

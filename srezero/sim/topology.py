@@ -56,10 +56,16 @@ class Topology:
         return [r for s in self.services.values() for r in s.replicas]
 
     def db_primary(self) -> Replica:
-        return next(r for r in self.services["database"].replicas if r.role == "primary")
+        for r in self.services["database"].replicas:
+            if r.role == "primary":
+                return r
+        raise LookupError("no database primary")
 
     def db_standby(self) -> Replica:
-        return next(r for r in self.services["database"].replicas if r.role == "replica")
+        for r in self.services["database"].replicas:
+            if r.role == "replica":
+                return r
+        raise LookupError("no database replica")
 
 
 def _version(rng: np.random.Generator) -> tuple[int, int, int]:
@@ -71,12 +77,12 @@ def build(size: TopologySize, rng: np.random.Generator) -> Topology:
     n_nodes = size.nodes or int(rng.integers(4, 6))
     zones = ("a", "b", "c")
     for i in range(n_nodes):
-        node = Node(f"node-{suffix(rng, 4)}", i, f"zone-{zones[i % 3]}", cores=int(rng.choice((8, 16))),
-                    mem_total_mb=float(rng.choice((32768, 65536))))
+        node = Node(f"node-{suffix(rng, 4)}", i, f"zone-{zones[i % 3]}", cores=(8, 16)[int(rng.integers(0, 2))],
+                    mem_total_mb=(32768.0, 65536.0)[int(rng.integers(0, 2))])
         root = Disk(node, "nvme0n1", 100.0, float(rng.uniform(25, 45)), float(rng.uniform(0.15, 0.3)),
-                    str(rng.choice(DISK_MODELS)), f"S{suffix(rng, 10).upper()}")
+                    DISK_MODELS[int(rng.integers(0, len(DISK_MODELS)))], f"S{suffix(rng, 10).upper()}")
         data = Disk(node, "nvme1n1", 960.0, float(rng.uniform(280, 520)), float(rng.uniform(0.2, 0.4)),
-                    str(rng.choice(DISK_MODELS)), f"S{suffix(rng, 10).upper()}")
+                    DISK_MODELS[int(rng.integers(0, len(DISK_MODELS)))], f"S{suffix(rng, 10).upper()}")
         root.growth_gb_per_h = float(rng.uniform(0.05, 0.2))
         data.growth_gb_per_h = float(rng.uniform(0.2, 0.8))
         node.disks = [root, data]
@@ -112,8 +118,8 @@ def build(size: TopologySize, rng: np.random.Generator) -> Topology:
         prev = f"v{major}.{minor}.{patch}"
         cur = f"v{major}.{minor + 1}.{int(rng.integers(0, 4))}"
         service.deploys = [
-            Deploy(prev, at=-float(rng.uniform(5, 12)) * 86400, author=str(rng.choice(AUTHORS)), message="release"),
-            Deploy(cur, at=-float(rng.uniform(1, 4)) * 86400, author=str(rng.choice(AUTHORS)), message="release",
+            Deploy(prev, at=-float(rng.uniform(5, 12)) * 86400, author=AUTHORS[int(rng.integers(0, len(AUTHORS)))], message="release"),
+            Deploy(cur, at=-float(rng.uniform(1, 4)) * 86400, author=AUTHORS[int(rng.integers(0, len(AUTHORS)))], message="release",
                    needed_by_schema=bool(kind in ("web_server", "worker"))),
         ]
         used: set[int] = set()

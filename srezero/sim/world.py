@@ -14,6 +14,7 @@ A world is built from a :class:`~srezero.task.spec.TaskSpec` and a seed. Its lif
 from __future__ import annotations
 
 import datetime as dt
+from array import array
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -58,6 +59,8 @@ class World:
         self.dmesg_lines: dict[str, list[tuple[float, str]]] = {n.name: [] for n in self.topo.nodes}
         self._dmesg_last: dict[tuple[str, str], int] = {}
         self.cause_hist: dict[str, list[tuple[int, dict[str, float], float]]] = {}
+        self.log_cache: dict[tuple[str, int], list[tuple[float, str, str]]] = {}
+        self._stamps: dict[int, str] = {}
         self.destroyed: list[str] = []  # destructive consequences of writes, in words
         self.collateral_errors = 0.0  # requests failed by the agent's own actions
         self.noise_entities: set[str] = set()  # what noise and distractors touched (red herrings)
@@ -66,7 +69,7 @@ class World:
         self._layout()
         n_cols = int((HISTORY_S + spec.budget.max_onset_s + spec.budget.time_s + spec.verify_window_s) / TICK_S) + 40
         self.buf = np.zeros((self.n_rows, n_cols), dtype=np.float64)
-        self.vals: list[float] = [0.0] * self.n_rows
+        self.vals = array("d", bytes(8 * self.n_rows))  # one column, filled by the tick model
         self.history_cols = int(HISTORY_S / TICK_S)
         self.col = self.history_cols - 1
         tn = self.rng_world.normal(0.0, 0.025, size=n_cols)
@@ -148,7 +151,7 @@ class World:
         w = cls(spec, seed)
         for _ in range(3):  # settle hysteresis state on a healthy system
             tick(w)
-        w.buf[:, : w.history_cols] = np.asarray(w.vals)[:, None]
+        w.buf[:, : w.history_cols] = np.frombuffer(w.vals)[:, None]
         w.faults = [instantiate(f, w, i) for i, f in enumerate(spec.faults)]
         noise.schedule(w, spec.noise, spec.distractors)
         for fault in w.faults:
@@ -166,7 +169,7 @@ class World:
                 self.buf = np.concatenate([self.buf, np.zeros_like(self.buf)], axis=1)
                 self.traffic_noise = self.traffic_noise * 2
             tick(self)
-            self.buf[:, self.col] = self.vals
+            self.buf[:, self.col] = np.frombuffer(self.vals)
             col = self.col
             for rep in self.replica_list:
                 if rep.err_causes:
@@ -197,7 +200,14 @@ class World:
         return self.epoch + dt.timedelta(seconds=t)
 
     def stamp(self, t: float) -> str:
-        return self.clock(t).strftime("%Y-%m-%dT%H:%M:%SZ")
+        """ISO timestamp of simulated time ``t``; the date part is cached per simulated hour."""
+        hour = int(t // 3600)
+        cached = self._stamps.get(hour)
+        if cached is None:
+            cached = self.clock(hour * 3600.0).strftime("%Y-%m-%dT%H:")
+            self._stamps[hour] = cached
+        rem = int(t - hour * 3600)
+        return f"{cached}{rem // 60:02d}:{rem % 60:02d}Z"
 
     # ------------------------------------------------------------------ telemetry helpers
     def emit(self, kind: str, reason: str, entity: str, message: str) -> None:
@@ -209,7 +219,7 @@ class World:
     def dmesg(self, node: Node, line: str, every: int = 0) -> None:
         """Append a kernel message; ``every`` rate-limits a repeating message to one per N ticks."""
         if every:
-            key = (node.name, line[:24])
+            key = (node.name, line[:24])  # callers format cheaply; see model.tick
             last = self._dmesg_last.get(key, -10_000)
             if self.col - last < every:
                 return
@@ -221,7 +231,7 @@ class World:
         return base + int(self.meas_noise[self.col % 4099] * 1000) % 5000 * 8
 
     def author(self) -> str:
-        return str(self.rng_surface.choice(topology.AUTHORS))
+        return topology.AUTHORS[int(self.rng_surface.integers(0, len(topology.AUTHORS)))]
 
     def series(self, row: int, c0: int, c1: int, noisy: bool = True) -> np.ndarray:
         """Columns ``c0..c1`` (inclusive) of one row, with deterministic measurement noise."""

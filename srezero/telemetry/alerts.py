@@ -76,7 +76,15 @@ class AlertBook:
             for ent in ents:
                 row = world.row_of.get((ent, rule.metric))
                 self._targets.append((rule, ent, row))
-        self._pending: dict[tuple[str, str], float] = {}
+        import numpy as np
+
+        self._np = np
+        self._rows = np.array([row if row is not None else 0 for _, _, row in self._targets], dtype=np.intp)
+        self._thr = np.array([r.threshold for r, _, _ in self._targets])
+        self._gt = np.array([r.op in (">", ">=") for r, _, _ in self._targets])
+        self._computed = [i for i, (_, _, row) in enumerate(self._targets) if row is None]
+        self._keys = [(r.name, e) for r, e, _ in self._targets]
+        self._pending_i: dict[int, float] = {}
         self.active: dict[tuple[str, str], AlertInstance] = {}
         self.history: list[AlertInstance] = []
 
@@ -88,21 +96,37 @@ class AlertBook:
         return 0.0
 
     def evaluate(self) -> None:
-        now = self.world.env.now
-        for rule, ent, row in self._targets:
-            value = self._value(ent, rule.metric, row)
-            key = (rule.name, ent)
-            if OPS[rule.op](value, rule.threshold):
-                since = self._pending.setdefault(key, now)
-                if key not in self.active and now - since >= rule.for_s:
-                    inst = AlertInstance(rule.name, rule.severity, ent, rule.summary.format(value=value), now)
-                    self.active[key] = inst
+        """Vectorised: compare every rule's value at once, then walk only breached or pending rules."""
+        np = self._np
+        w = self.world
+        now = w.env.now
+        values = np.frombuffer(w.vals)[self._rows]
+        for i in self._computed:
+            rule, ent, _ = self._targets[i]
+            values[i] = self._value(ent, rule.metric, None)
+        breached = np.where(self._gt, values > self._thr, values < self._thr)
+        hot = np.flatnonzero(breached).tolist()
+        pending = self._pending_i
+        active = self.active
+        keys = self._keys
+        for i in [i for i in pending if not breached[i]]:
+            del pending[i]
+            inst = active.pop(keys[i], None)
+            if inst is not None:
+                inst.resolved_at = now
+        for i in hot:
+            since = pending.setdefault(i, now)
+            key = keys[i]
+            if key not in active:
+                rule = self._targets[i][0]
+                if now - since >= rule.for_s:
+                    inst = AlertInstance(rule.name, rule.severity, key[1], rule.summary.format(value=float(values[i])), now)
+                    active[key] = inst
                     self.history.append(inst)
-            else:
-                self._pending.pop(key, None)
-                inst = self.active.pop(key, None)
-                if inst is not None:
-                    inst.resolved_at = now
+        if len(active) > len(pending):  # a forced page clears once its condition is evaluated healthy
+            live = {keys[i] for i in pending}
+            for key in [k for k in active if k not in live]:
+                active.pop(key).resolved_at = now
 
     def is_firing(self, name: str) -> bool:
         return any(k[0] == name for k in self.active)

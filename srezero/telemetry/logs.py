@@ -170,19 +170,32 @@ def _fields(w: World, rep: Replica, r: _Rand, t: float) -> _Fields:
     return _Fields(w, rep, r, t)
 
 
-def _line(w: World, t: float, rep: Replica, level: str, text: str) -> str:
-    return f"{w.stamp(t)} {level.upper():5} {rep.name} {text}"
+_LEVEL_TAG = {"debug": "DEBUG", "info": "INFO ", "warn": "WARN ", "error": "ERROR"}
 
 
 def replica_lines(w: World, rep: Replica, col: int) -> list[tuple[float, str, str]]:
-    """All lines one replica printed during tick ``col``: (time, level, text)."""
+    """Every line one replica printed during tick ``col``, as (time, level, full line), cached.
+
+    A past tick's lines never change, so they are rendered once per world and reused by every
+    later search; only the current tick is recomputed (it is still being written).
+    """
+    key = (rep.name, col)
+    cache = w.log_cache
+    hit = cache.get(key)
+    if hit is not None:
+        return hit
+    lines = [(t, lvl, f"{w.stamp(t)} {_LEVEL_TAG[lvl]} {rep.name} {text}") for t, lvl, text in _render(w, rep, col)]
+    if col < w.col:
+        cache[key] = lines
+    return lines
+
+
+def _render(w: World, rep: Replica, col: int) -> list[tuple[float, str, str]]:
     out: list[tuple[float, str, str]] = []
-    if rep.state == "Terminated" and col > w.col:
-        return out
     r = _Rand(w, w.seed, col, rep.index, len(rep.name), ord(rep.name[-1]))
     t0 = col * TICK_S
     chatter = CHATTER.get(rep.kind, ())
-    n_chat = 1 + (1 if r.u() < 0.5 else 0)
+    n_chat = 1 if r.u() < 0.6 else 0  # sampled access logs: a line every other tick or so
     for _ in range(n_chat):
         lvl, tpl = chatter[r.int(0, len(chatter))]
         if lvl == "warn" and r.u() < 0.6:
@@ -193,7 +206,7 @@ def replica_lines(w: World, rep: Replica, col: int) -> list[tuple[float, str, st
         table = CAUSE_TABLES.get(rep.kind, {})
         for cause, frac in causes.items():
             spec = table.get(cause)
-            if spec is None or frac <= 0.0005 and cause not in ("cache_down", "cache_unavailable"):
+            if spec is None or (frac <= 0.0005 and cause not in ("cache_down", "cache_unavailable")):
                 continue
             lvl, tpl = spec
             n = 1 if frac < 0.02 else 2 if frac < 0.2 else 3
@@ -231,11 +244,10 @@ def search(w: World, replicas: list[Replica], pattern: str, level: str, window_s
     for col in range(c_hi, c_lo - 1, -1):
         batch = []
         for rep in replicas:
-            for t, lvl, text in replica_lines(w, rep, col):
+            for t, lvl, line in replica_lines(w, rep, col):
                 scanned += 1
                 if _LEVEL_RANK[lvl] < min_rank:
                     continue
-                line = _line(w, t, rep, lvl, text)
                 if rx is None or rx.search(line):
                     batch.append((t, line))
         batch.sort()

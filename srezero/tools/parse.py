@@ -45,9 +45,11 @@ def parse_text(text: str) -> tuple[str, dict[str, Any]]:
         raise ToolError("empty action; write a tool call such as get_alerts()")
     if len(text) > MAX_ACTION_CHARS:
         raise ToolError(f"action is {len(text)} characters long; the limit is {MAX_ACTION_CHARS}")
-    if text.startswith("kubectl") or text.startswith("k "):
-        from srezero.tools.kubectl import translate
-
+    if text.startswith(("kubectl ", "k ")) or text == "kubectl":
+        try:
+            from srezero.tools.kubectl import translate
+        except ImportError:  # pragma: no cover - the kubectl translator ships with srezero
+            raise ToolError("kubectl-style commands are not available in this build") from None
         return translate(text)
     if text.startswith("{"):
         try:

@@ -8,7 +8,8 @@ from pydantic import Field
 
 from srezero.sim import metrics as M
 from srezero.sim.model import TICK_S
-from srezero.telemetry import logs, node as nodediag, traces
+from srezero.telemetry import logs, traces
+from srezero.telemetry import node as nodediag
 from srezero.tools.registry import ToolError, ToolOutput, tool
 
 if TYPE_CHECKING:

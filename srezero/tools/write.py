@@ -176,7 +176,7 @@ def drain_node(ctx: ToolContext, node: Annotated[str, "node to cordon and drain"
             rep.state = "Pending"
             stuck.append(rep.name)
             w.emit("Warning", "FailedScheduling", rep.name,
-                   "0/{} nodes are available: volume node affinity conflict".format(len(w.topo.nodes)))
+                   f"0/{len(w.topo.nodes)} nodes are available: volume node affinity conflict")
             if rep.role == "primary":
                 w.destroyed.append(f"drained {node} and took the database primary {rep.name} offline")
             continue

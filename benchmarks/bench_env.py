@@ -1,0 +1,104 @@
+"""Environment speed and memory: steps/s, reset time, episodes/s, peak memory, import time.
+
+    python benchmarks/bench_env.py [--episodes-per-task N] [--json]
+
+Run on an otherwise idle machine; figures go into docs/benchmarks.md. Steps are timed around
+``env.step`` only (agent time excluded). "step" counts non-final steps; the final step also runs
+the verification window and scoring, reported separately as "finish".
+"""
+
+from __future__ import annotations
+
+import argparse
+import gc
+import json
+import resource
+import subprocess
+import sys
+import time
+
+
+def import_time_ms(repeat: int = 7) -> float:
+    """Best wall time of ``python -c 'import srezero'`` minus a bare interpreter start."""
+    def best(code: str) -> float:
+        out = []
+        for _ in range(repeat):
+            t = time.perf_counter()
+            subprocess.run([sys.executable, "-c", code], check=True)
+            out.append(time.perf_counter() - t)
+        return min(out)
+
+    return (best("import srezero") - best("pass")) * 1000
+
+
+def bench_agent(agent_name: str, task_ids: list[str], seeds: range) -> dict[str, float]:
+    import srezero
+    from srezero.agents import registry
+
+    step_t = finish_t = reset_t = 0.0
+    steps = episodes = 0
+    wall = time.perf_counter()
+    for tid in task_ids:
+        for seed in seeds:
+            env = srezero.make(tid, seed)
+            t = time.perf_counter()
+            obs, _ = env.reset(seed=seed)
+            reset_t += time.perf_counter() - t
+            agent = registry.create(agent_name)
+            agent.reset(env.briefing, seed, env.tool_specs())
+            if getattr(agent, "wants_ground_truth", False):
+                agent.bind_oracle(env.oracle_plan())
+            done = False
+            while not done:
+                action = agent.act(obs)
+                t = time.perf_counter()
+                obs, _r, terminated, truncated, _info = env.step(action)
+                dt = time.perf_counter() - t
+                done = terminated or truncated
+                if done:
+                    finish_t += dt
+                else:
+                    step_t += dt
+                    steps += 1
+            episodes += 1
+    wall = time.perf_counter() - wall
+    return {
+        "agent": agent_name,
+        "episodes": episodes,
+        "steps": steps,
+        "steps_per_s": steps / step_t if step_t else 0.0,
+        "step_us": step_t / max(steps, 1) * 1e6,
+        "reset_ms": reset_t / episodes * 1000,
+        "finish_ms": finish_t / episodes * 1000,
+        "episodes_per_s": episodes / wall,
+    }
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--episodes-per-task", type=int, default=10)
+    ap.add_argument("--json", action="store_true")
+    args = ap.parse_args()
+    import srezero
+
+    task_ids = [t.id for t in srezero.list_tasks()]
+    bench_agent("random", task_ids[:2], range(2))  # warm caches and imports
+    gc.collect()
+    rows = [bench_agent(a, task_ids, range(args.episodes_per_task)) for a in ("oracle", "random")]
+    peak_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    out = {"tasks": len(task_ids), "import_ms": import_time_ms(), "peak_rss_mb": peak_mb, "agents": rows,
+           "python": sys.version.split()[0]}
+    if args.json:
+        print(json.dumps(out, indent=2))
+        return
+    print(f"tasks: {out['tasks']}   python {out['python']}   import srezero: {out['import_ms']:.1f} ms   "
+          f"peak RSS: {peak_mb:.0f} MB")
+    print(f"{'agent':8} {'episodes':>8} {'steps':>7} {'steps/s':>9} {'step us':>8} {'reset ms':>9} "
+          f"{'finish ms':>10} {'episodes/s':>11}")
+    for r in rows:
+        print(f"{r['agent']:8} {r['episodes']:>8} {r['steps']:>7} {r['steps_per_s']:>9.0f} {r['step_us']:>8.1f} "
+              f"{r['reset_ms']:>9.2f} {r['finish_ms']:>10.2f} {r['episodes_per_s']:>11.1f}")
+
+
+if __name__ == "__main__":
+    main()

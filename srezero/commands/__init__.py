@@ -1,0 +1,1 @@
+"""One module per CLI command group; each is imported only when its command runs."""

@@ -1,0 +1,43 @@
+"""Same task, seed and actions give byte-identical records, in this process and in another."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+
+import orjson
+
+from tests.conftest import play
+
+SCRIPT = """
+import orjson, sys
+sys.path.insert(0, {root!r})
+from tests.conftest import play
+sys.stdout.buffer.write(orjson.dumps(play({task!r}, {seed}, {agent!r}), option=orjson.OPT_SORT_KEYS))
+"""
+
+
+def _dump(task: str, seed: int, agent: str) -> bytes:
+    return orjson.dumps(play(task, seed, agent), option=orjson.OPT_SORT_KEYS)
+
+
+def test_same_inputs_same_bytes(task_ids) -> None:
+    for task in task_ids[:3]:
+        for agent in ("random", "oracle"):
+            assert _dump(task, 4, agent) == _dump(task, 4, agent)
+
+
+def test_seeds_change_the_surface() -> None:
+    assert _dump("inc-002", 1, "oracle") != _dump("inc-002", 2, "oracle")
+
+
+def test_identical_in_a_subprocess_with_another_hash_seed() -> None:
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    for task, agent in (("inc-002", "random"), ("inc-003", "oracle")):
+        here = _dump(task, 7, agent)
+        for hashseed in ("1", "12345"):
+            env = {**os.environ, "PYTHONHASHSEED": hashseed}
+            out = subprocess.run([sys.executable, "-c", SCRIPT.format(root=root, task=task, seed=7, agent=agent)],
+                                 capture_output=True, env=env, check=True).stdout
+            assert out == here

@@ -1,0 +1,94 @@
+"""The public episode API: shapes, action forms, budgets, the end of an episode."""
+
+from __future__ import annotations
+
+import srezero
+from srezero.tools.parse import Action
+
+
+def test_list_tasks_and_make() -> None:
+    infos = srezero.list_tasks()
+    assert len(infos) >= 3
+    info = infos[0]
+    assert info.id and info.title and info.difficulty in ("easy", "medium", "hard")
+    env = srezero.make(info.id, seed=3)
+    obs, info_d = env.reset()
+    assert "PAGE" in obs.text and obs.ok and obs.steps_left == env.spec.budget.steps
+    assert info_d["briefing"]["episode_id"].startswith("ep-")
+
+
+def test_tool_specs_have_schemas() -> None:
+    env = srezero.make("inc-001", 0)
+    specs = env.tool_specs()
+    names = {s["name"] for s in specs}
+    for required in ("get_alerts", "get_topology", "get_status", "query_metrics", "search_logs", "get_traces",
+                     "get_events", "get_config", "get_changes", "node_diagnostics", "restart", "rollback", "scale",
+                     "set_config", "failover", "drain_node", "submit_diagnosis", "resolve"):
+        assert required in names
+    for s in specs:
+        assert s["kind"] in ("read", "write", "submit")
+        assert s["parameters"]["type"] == "object"
+        assert s["description"]
+
+
+def test_three_action_forms_are_equivalent() -> None:
+    texts = []
+    for action in ({"tool": "get_status", "args": {"service": "database"}}, 'get_status(service="database")',
+                   Action("get_status", {"service": "database"}), "get_status('database')"):
+        env = srezero.make("inc-002", 1)
+        env.reset()
+        obs, *_ = env.step(action)
+        assert obs.ok, obs.error
+        texts.append(obs.text)
+    assert len(set(texts)) == 1
+
+
+def test_step_budget_truncates_and_result_is_complete() -> None:
+    env = srezero.make("inc-001", 0)
+    env.reset()
+    for i in range(env.spec.budget.steps):
+        _obs, _reward, terminated, truncated, info = env.step("get_alerts()")
+        if i < env.spec.budget.steps - 1:
+            assert not truncated
+    assert truncated and not terminated
+    result = info["result"]
+    for key in ("marks", "success", "diagnosis", "mitigated", "evidence_coverage", "invalid_actions", "steps",
+                "sim_seconds", "ground_truth"):
+        assert key in result
+    assert result["steps"] == env.spec.budget.steps
+    after, r, _terminated2, _, _ = env.step("get_alerts()")
+    assert not after.ok and "ended" in after.text and r == 0.0
+
+
+def test_time_budget_truncates() -> None:
+    from srezero.task.spec import BudgetSpec
+
+    spec = srezero.get_task("inc-001")
+    env = srezero.make(spec.model_copy(update={"budget": BudgetSpec(steps=100, time_s=300)}), 0)
+    env.reset()
+    truncated = False
+    steps = 0
+    while not truncated:
+        _, _, terminated, truncated, info = env.step('restart(target="load_balancer")')
+        steps += 1
+        assert not terminated
+    assert steps < env.spec.budget.steps
+    assert info["result"]["sim_seconds"] >= env.spec.budget.time_s
+
+
+def test_resolve_terminates() -> None:
+    env = srezero.make("inc-001", 0)
+    env.reset()
+    _, _, terminated, truncated, info = env.step("resolve()")
+    assert terminated and not truncated
+    assert info["result"]["resolved"] is True
+    assert info["result"]["premature_resolution"] is True
+
+
+def test_rewards_sum_to_marks() -> None:
+    from tests.conftest import play
+
+    for agent in ("oracle", "random"):
+        rec = play("inc-002", 1, agent)
+        total = sum(t["reward"] for t in rec["trajectory"])
+        assert abs(total - rec["result"]["marks"] / 100.0) < 1e-9

@@ -1,0 +1,65 @@
+"""Invalid and hostile actions never raise: each is an error observation and counts as invalid."""
+
+from __future__ import annotations
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import srezero
+
+_ENV = srezero.make("inc-002", 0)
+
+json_values = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=True) | st.text(max_size=30),
+    lambda children: st.lists(children, max_size=4) | st.dictionaries(st.text(max_size=10), children, max_size=4),
+    max_leaves=12,
+)
+tool_names = st.sampled_from([t["name"] for t in _ENV.tool_specs()]) | st.text(max_size=20)
+actions = (
+    st.text(max_size=200)
+    | st.builds(lambda n, a: f"{n}({a})", tool_names, st.text(max_size=60))
+    | st.fixed_dictionaries({"tool": tool_names, "args": st.dictionaries(st.text(max_size=12), json_values, max_size=4)})
+    | st.dictionaries(st.text(max_size=8), json_values, max_size=3)
+    | json_values
+)
+
+
+@settings(max_examples=3000, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(actions, min_size=1, max_size=6))
+def test_step_never_raises_and_counts_invalid(batch) -> None:
+    env = srezero.make("inc-002", 0)
+    env.reset()
+    invalid = 0
+    for action in batch:
+        obs, _reward, terminated, truncated, _info = env.step(action)
+        assert isinstance(obs.text, str) and obs.text
+        if not obs.ok:
+            invalid += 1
+            assert obs.text.startswith("error:") or "ended" in obs.text
+        if terminated or truncated:
+            break
+    assert env.st.invalid == invalid
+
+
+def test_specific_bad_inputs_have_clear_errors() -> None:
+    env = srezero.make("inc-002", 0)
+    env.reset()
+    cases = {
+        "nonexistent_tool()": "unknown tool",
+        'get_status(service="nope")': "unknown service",
+        'query_metrics(target="database", metric="bogus")': "has no metric",
+        "query_metrics(": "could not parse",
+        '{"tool": 3}': "tool",
+        'search_logs(service="database", pattern="(")': "invalid pattern",
+        'scale(service="database", replicas=3)': "cannot be scaled",
+        'scale(service="web_server", replicas=99)': "less than or equal",
+        'set_config(service="web_server", key="no_such_key", value=1)': "no config key",
+        'set_config(service="web_server", key="db_pool_size", value="lots")': "expected an integer",
+        "get_alerts(1, 2, 3)": "positional",
+        "__import__('os').system('echo hi')": "single tool call",
+    }
+    for action, expected in cases.items():
+        obs, *_ = env.step(action)
+        assert not obs.ok, action
+        assert expected in obs.text, (action, obs.text)
+    assert env.st.invalid == len(cases)
