@@ -83,6 +83,11 @@ class FaultMeta:
     remedies: tuple[Remedy, ...] = ()
     wrong_fix_effects: str = ""
     silent: bool = False  # produces a signal but breaches no SLO on its own
+    # --- used by the per-primitive test harness and the variant generator
+    example: str = ""  # a representative target selector, e.g. "disk(database.primary)"
+    example_params: tuple[tuple[str, Any], ...] = ()
+    alert: str = "HighErrorRate"  # the built-in alert this fault normally pages with
+    restart_heals: bool = False  # True only if the cause dies with the process (then a restart is a cure)
 
 
 @dataclass
@@ -252,6 +257,11 @@ class Fault:
 
     def oracle_fix(self, w: World) -> list[dict[str, Any]]:
         """Write actions that cure this fault with minimal collateral (used only by the oracle)."""
+        return []
+
+    def envelope_violations(self, w: World) -> list[list[dict[str, Any]]]:
+        """Write sequences that *look* like the cure but fall outside its safe envelope (too small a
+        value, too large a value). Tests assert that none of them heals the world."""
         return []
 
     def signals(self, w: World) -> list[tuple[str, str, dict[str, Any], str]]:

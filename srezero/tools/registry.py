@@ -124,10 +124,21 @@ def tool(kind: Kind, cost_s: float) -> Callable[[Callable[..., ToolOutput]], Cal
     return deco
 
 
-def load_tools() -> dict[str, ToolSpec]:
-    from srezero.tools import read, submit, write  # noqa: F401
+#: Modules that declare tools, in the order tools are listed. A new tool module is one more entry.
+TOOL_MODULES = ("read", "write", "write_services", "write_nodes", "submit")
 
+
+def load_tools() -> dict[str, ToolSpec]:
+    if len(TOOLS) < 2 or not _LOADED:
+        import importlib
+
+        for name in TOOL_MODULES:
+            importlib.import_module(f"srezero.tools.{name}")
+        _LOADED.append(True)
     return TOOLS
+
+
+_LOADED: list[bool] = []
 
 
 def tool_specs() -> list[dict[str, Any]]:

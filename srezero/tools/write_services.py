@@ -1,0 +1,7 @@
+"""Write tools specific to service-level faults (certificates, queues, database sessions...).
+
+Declared with ``@tool`` like every other tool; :data:`srezero.tools.registry.TOOL_MODULES` loads this
+module. Keep each tool's consequences real: see the module docstring of :mod:`srezero.tools.write`.
+"""
+
+from __future__ import annotations
