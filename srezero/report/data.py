@@ -1,0 +1,222 @@
+"""The numbers behind every table and plot, as plain lists (JSON-able), computed from episode rows.
+
+Each ``*_data`` function returns exactly what its plot draws, so tests check a plot by its data
+rather than its pixels, and the HTML report can embed the same numbers. Only scored episodes
+(``status == "ok"``) enter means; provider and agent errors are counted apart, as in summary.json.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Iterable
+from typing import Any
+
+from srezero.report.load import AGENT_ERROR, ENV_ERROR, PROVIDER_ERROR, Ep
+from srezero.report.stats import mean_ci
+
+#: marks_terms in drawing order: the positive terms, then the penalties.
+TERMS = ("diagnosis", "mitigation", "evidence", "success",
+         "wrong_fix_penalty", "destructive_penalty", "invalid_penalty", "premature_penalty")
+#: Failure categories: (key, label, predicate on an episode). An episode may fall in several.
+FAILURES: tuple[tuple[str, str, Callable[[Ep], bool]], ...] = (
+    ("wrong_fix", "wrong fix", lambda e: e.ok and e.wrong_fixes > 0),
+    ("premature", "premature resolution", lambda e: e.ok and e.premature),
+    ("distractor", "distractor", lambda e: e.ok and e.distractor > 0),
+    ("budget", "budget exhausted", lambda e: e.ok and e.truncated),
+    ("invalid", "invalid actions", lambda e: e.ok and e.invalid > 0),
+    ("provider_error", "provider error", lambda e: e.status == PROVIDER_ERROR),
+    ("agent_error", "agent error", lambda e: e.status == AGENT_ERROR),
+    ("env_error", "environment error", lambda e: e.status == ENV_ERROR),
+)
+DIFFICULTIES = ("easy", "medium", "hard")
+EVIDENCE_HIGH = 0.5  # "gathers evidence": at least half the task's evidence signals surfaced
+
+
+def _mean(xs: Iterable[float]) -> float:
+    xs = list(xs)
+    return sum(xs) / len(xs) if xs else float("nan")
+
+
+def _median(xs: Iterable[float]) -> float:
+    xs = sorted(xs)
+    if not xs:
+        return float("nan")
+    m = len(xs) // 2
+    return xs[m] if len(xs) % 2 else (xs[m - 1] + xs[m]) / 2
+
+
+def clean(x: float) -> float | None:
+    """NaN -> None, so the data is valid JSON and tests compare it plainly."""
+    return None if isinstance(x, float) and math.isnan(x) else round(x, 6)
+
+
+def scored(eps: Iterable[Ep]) -> list[Ep]:
+    return [e for e in eps if e.ok]
+
+
+def by_agent(eps: Iterable[Ep]) -> dict[str, list[Ep]]:
+    out: dict[str, list[Ep]] = {}
+    for e in eps:
+        out.setdefault(e.agent, []).append(e)
+    return out
+
+
+def agent_order(eps: list[Ep]) -> list[str]:
+    """Baselines by mean marks (best first, ties by name), then upper bounds: the oracle goes last."""
+    groups = by_agent(eps)
+
+    def key(agent: str) -> tuple[bool, float, str]:
+        ok = scored(groups[agent])
+        mean = _mean(e.marks for e in ok) if ok else -1.0
+        return (groups[agent][0].upper_bound, -mean, agent)
+
+    return sorted(groups, key=key)
+
+
+def upper_bounds(eps: list[Ep]) -> list[bool]:
+    groups = by_agent(eps)
+    return [groups[a][0].upper_bound for a in agent_order(eps)]
+
+
+# ---------------------------------------------------------------------------------------- tables
+def leaderboard(eps: list[Ep]) -> list[dict[str, Any]]:
+    """One row per agent, in :func:`agent_order`."""
+    groups = by_agent(eps)
+    rows = []
+    for agent in agent_order(eps):
+        all_eps = groups[agent]
+        ok = scored(all_eps)
+        marks, lo, hi = mean_ci([e.marks for e in ok], agent, "marks")
+        succ, slo, shi = mean_ci([float(e.success) for e in ok], agent, "success")
+        costs = [e.cost_usd for e in ok if e.cost_usd is not None]
+        rows.append({
+            "agent": agent, "upper_bound": all_eps[0].upper_bound, "episodes": len(all_eps), "n": len(ok),
+            "errors": len(all_eps) - len(ok),
+            "marks": clean(marks), "marks_lo": clean(lo), "marks_hi": clean(hi),
+            "success": clean(succ), "success_lo": clean(slo), "success_hi": clean(shi),
+            "diagnosis": clean(_mean(e.diagnosis for e in ok)),
+            "mitigation": clean(_mean(float(e.mitigated) for e in ok)),
+            "evidence": clean(_mean(e.evidence for e in ok)),
+            "invalid": clean(_mean(e.invalid for e in ok)),
+            "wrong_fixes": clean(_mean(e.wrong_fixes for e in ok)),
+            "ttd_s": clean(_median(e.ttd_s for e in ok if e.ttd_s is not None)),
+            "ttm_s": clean(_median(e.ttm_s for e in ok if e.ttm_s is not None)),
+            "cost_usd": clean(_mean(costs)) if costs else None,
+        })
+    return rows
+
+
+def failures(eps: list[Ep]) -> dict[str, Any]:
+    """Episodes per agent in each failure category (categories overlap), and the unsuccessful count."""
+    groups = by_agent(eps)
+    agents = agent_order(eps)
+    counts = {a: {k: sum(1 for e in groups[a] if pred(e)) for k, _, pred in FAILURES} for a in agents}
+    return {"agents": agents, "categories": [k for k, _, _ in FAILURES], "labels": [lbl for _, lbl, _ in FAILURES],
+            "counts": [[counts[a][k] for k, _, _ in FAILURES] for a in agents],
+            "episodes": [len(groups[a]) for a in agents],
+            "unsuccessful": [sum(1 for e in groups[a] if not e.success) for a in agents]}
+
+
+def grouped_marks(eps: list[Ep], group: Callable[[Ep], Iterable[str]], order: Iterable[str] = ()) -> dict[str, Any]:
+    """Mean marks (and n) per (group, agent); an episode may belong to several groups (layers)."""
+    agents = agent_order(eps)
+    cells: dict[tuple[str, str], list[float]] = {}
+    for e in scored(eps):
+        for g in group(e):
+            cells.setdefault((g, e.agent), []).append(e.marks)
+    seen = sorted({g for g, _ in cells})
+    groups = [g for g in order if g in seen] + [g for g in seen if g not in order]
+    return {"groups": groups, "agents": agents,
+            "mean": [[clean(_mean(cells.get((g, a), []))) for a in agents] for g in groups],
+            "n": [[len(cells.get((g, a), [])) for a in agents] for g in groups]}
+
+
+# ---------------------------------------------------------------------------------------- plot data
+def overall_marks_data(eps: list[Ep]) -> dict[str, Any]:
+    rows = leaderboard(eps)
+    return {"agents": [r["agent"] for r in rows], "upper_bound": [r["upper_bound"] for r in rows],
+            "mean": [r["marks"] for r in rows], "lo": [r["marks_lo"] for r in rows],
+            "hi": [r["marks_hi"] for r in rows], "n": [r["n"] for r in rows]}
+
+
+def success_evidence_data(eps: list[Ep]) -> dict[str, Any]:
+    """Per agent: mean evidence coverage and success rate; per episode: (coverage, success) points."""
+    groups = by_agent(scored(eps))
+    agents = [a for a in agent_order(eps) if a in groups]
+    return {
+        "agents": agents, "upper_bound": [groups[a][0].upper_bound for a in agents],
+        "evidence": [clean(_mean(e.evidence for e in groups[a])) for a in agents],
+        "success": [clean(_mean(float(e.success) for e in groups[a])) for a in agents],
+        "solved": [clean(_mean(float(e.success) for e in groups[a])) for a in agents],
+        "gathers_but_fails": [clean(_mean(float(e.evidence >= EVIDENCE_HIGH and not e.success) for e in groups[a]))
+                              for a in agents],
+        "little_evidence_fails": [clean(_mean(float(e.evidence < EVIDENCE_HIGH and not e.success)
+                                              for e in groups[a])) for a in agents],
+        "points": [[[round(e.evidence, 6), int(e.success)] for e in groups[a]] for a in agents],
+    }
+
+
+ERROR_KINDS = (("invalid", "invalid actions"), ("wrong_fixes", "wrong fixes"),
+               ("destructive", "destructive actions"), ("distractor", "distractor actions"),
+               ("provider_errors", "provider errors"))
+
+
+def errors_data(eps: list[Ep]) -> dict[str, Any]:
+    """Mean count per episode of each error kind, per agent (provider errors over all episodes)."""
+    groups = by_agent(eps)
+    agents = agent_order(eps)
+    values = []
+    for kind, _ in ERROR_KINDS:
+        pool = (lambda a: groups[a]) if kind == "provider_errors" else (lambda a: scored(groups[a]))
+        values.append([clean(_mean(getattr(e, kind) for e in pool(a))) for a in agents])
+    return {"agents": agents, "upper_bound": upper_bounds(eps), "kinds": [k for k, _ in ERROR_KINDS],
+            "labels": [lbl for _, lbl in ERROR_KINDS], "values": values}
+
+
+def components_data(eps: list[Ep]) -> dict[str, Any]:
+    """Mean of each marks term per agent (penalties negative). Terms sum to the mean of raw marks."""
+    groups = by_agent(scored(eps))
+    agents = [a for a in agent_order(eps) if a in groups]
+    return {"agents": agents, "upper_bound": [groups[a][0].upper_bound for a in agents], "terms": list(TERMS),
+            "values": [[clean(_mean(e.terms.get(t, 0.0) for e in groups[a])) for a in agents] for t in TERMS],
+            "marks": [clean(_mean(e.marks for e in groups[a])) for a in agents]}
+
+
+def heatmap_data(eps: list[Ep]) -> dict[str, Any]:
+    """Success rate per task (rows) x agent (columns); None where an agent never ran a task."""
+    agents = agent_order(eps)
+    tasks = sorted({e.task_id for e in eps})
+    cells: dict[tuple[str, str], list[float]] = {}
+    for e in scored(eps):
+        cells.setdefault((e.task_id, e.agent), []).append(float(e.success))
+    return {"tasks": tasks, "agents": agents, "upper_bound": upper_bounds(eps),
+            "success": [[clean(_mean(cells.get((t, a), []))) for a in agents] for t in tasks],
+            "n": [[len(cells.get((t, a), [])) for a in agents] for t in tasks]}
+
+
+def difficulty_data(eps: list[Ep]) -> dict[str, Any]:
+    return {**grouped_marks(eps, lambda e: (e.difficulty,), DIFFICULTIES), "upper_bound": upper_bounds(eps)}
+
+
+def layer_data(eps: list[Ep]) -> dict[str, Any]:
+    return {**grouped_marks(eps, lambda e: e.layers), "upper_bound": upper_bounds(eps)}
+
+
+def ttd_ttm_data(eps: list[Ep]) -> dict[str, Any]:
+    """Simulated seconds to diagnose / to mitigate, per agent, over the episodes that got there."""
+    groups = by_agent(scored(eps))
+    agents = [a for a in agent_order(eps) if a in groups]
+    return {"agents": agents, "upper_bound": [groups[a][0].upper_bound for a in agents],
+            "ttd_s": [[float(e.ttd_s) for e in groups[a] if e.ttd_s is not None] for a in agents],
+            "ttm_s": [[float(e.ttm_s) for e in groups[a] if e.ttm_s is not None] for a in agents],
+            "n": [len(groups[a]) for a in agents]}
+
+
+def cost_data(eps: list[Ep]) -> dict[str, Any]:
+    """(cost_usd, marks) per scored episode of each agent whose records carry ``usage`` (LLM agents)."""
+    groups = by_agent(e for e in scored(eps) if e.is_llm)
+    agents = [a for a in agent_order(eps) if a in groups]
+    return {"agents": agents,
+            "cost_usd": [[round(e.cost_usd or 0.0, 8) for e in groups[a]] for a in agents],
+            "marks": [[e.marks for e in groups[a]] for a in agents],
+            "tokens": [[e.tokens for e in groups[a]] for a in agents]}

@@ -1,0 +1,206 @@
+"""Read a run directory into flat episode rows. The only module that knows the record layout.
+
+The layout is the one ``srezero sweep`` writes (docs/records.md, read through
+:mod:`srezero.sweep.records`): ``manifest.json`` plus one JSON record per episode under
+``episodes/<agent>/<task_id>/seed-NNNN.json``. A record carries ``agent``, ``task_id``,
+``seed``, ``status`` (``ok``, ``provider_error``, ``agent_error``, ``env_error``),
+``result`` (null unless ok), ``trajectory`` and, for LLM agents, ``usage``. A directory of bare
+:func:`srezero.agents.runner.run_episode` records (no ``status``; ``agent`` added by the caller)
+is read too, so ``srezero run --out`` files can be reported on. If the layout changes, this module
+is the one place to change.
+"""
+
+from __future__ import annotations
+
+import itertools
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+#: Agents reported as upper bounds (drawn apart, never ranked against baselines).
+UPPER_BOUND_NAMES = ("oracle",)
+#: Statuses of a record that failed before it could be scored.
+PROVIDER_ERROR = "provider_error"
+AGENT_ERROR = "agent_error"
+ENV_ERROR = "env_error"
+
+
+class RunDirError(ValueError):
+    """The run directory cannot be reported on; the message says why and what was expected."""
+
+
+@dataclass(frozen=True)
+class Ep:
+    """One episode, flattened for tables and plots. ``record`` keeps the raw dict for replay pages."""
+
+    agent: str
+    task_id: str
+    seed: int
+    status: str
+    ok: bool
+    marks: float
+    success: bool
+    diagnosis: float
+    mitigated: bool
+    evidence: float
+    terms: dict[str, float]
+    invalid: int
+    wrong_fixes: int
+    destructive: int
+    distractor: int
+    premature: bool
+    truncated: bool
+    resolved: bool
+    steps: int
+    ttd_s: float | None
+    ttm_s: float | None
+    cost_usd: float | None
+    tokens: int
+    provider_errors: int
+    difficulty: str
+    layers: tuple[str, ...]
+    upper_bound: bool
+    record: dict[str, Any] = field(repr=False, compare=False, hash=False)
+
+    @property
+    def key(self) -> str:
+        """A file-name-safe id of the episode, unique in a run."""
+        return f"{safe_name(self.agent)}--{safe_name(self.task_id)}--s{self.seed:04d}"
+
+    @property
+    def is_llm(self) -> bool:
+        return "usage" in self.record
+
+
+@dataclass
+class Run:
+    """A loaded run: its directory, its manifest (``{}`` if none) and its episodes in a fixed order."""
+
+    path: Path
+    manifest: dict[str, Any]
+    episodes: list[Ep]
+
+    @property
+    def agents(self) -> list[str]:
+        return sorted({e.agent for e in self.episodes})
+
+    @property
+    def tasks(self) -> list[str]:
+        return sorted({e.task_id for e in self.episodes})
+
+
+def safe_name(text: str) -> str:
+    """The file-name form of a task id or agent label: the one the sweep uses for its record paths."""
+    from srezero.sweep.records import safe
+
+    return safe(text)
+
+
+def _read_json(path: Path) -> Any:
+    try:
+        return orjson.loads(path.read_bytes())
+    except (OSError, orjson.JSONDecodeError) as exc:
+        raise RunDirError(f"{path}: not a readable JSON file: {exc}") from None
+
+
+def _is_record(data: Any) -> bool:
+    return isinstance(data, dict) and "task_id" in data and "seed" in data and ("result" in data or "status" in data)
+
+
+def read_records(run_dir: str | Path) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    """The manifest and the raw record dicts of a run directory (or of one record file)."""
+    from srezero.sweep import records as layout
+
+    path = Path(run_dir)
+    if path.is_file():
+        data = _read_json(path)
+        if not _is_record(data):
+            raise RunDirError(f"{path}: not an episode record (needs task_id, seed and result)")
+        return {}, [data]
+    if not path.is_dir():
+        raise RunDirError(f"{path}: no such run directory")
+    manifest = _read_json(path / layout.MANIFEST) if (path / layout.MANIFEST).is_file() else {}
+    if (path / layout.EPISODES).is_dir():  # a sweep's run directory
+        try:
+            records = list(layout.iter_records(path))
+        except orjson.JSONDecodeError as exc:
+            raise RunDirError(f"{path}: a record under {layout.EPISODES}/ is not valid JSON: {exc}") from None
+    else:  # a loose directory of runner records (e.g. `srezero run --out x.json` files)
+        files = sorted(p for p in path.rglob("*.json") if p.name not in (layout.MANIFEST, layout.SUMMARY_JSON))
+        records = [d for d in (_read_json(p) for p in files) if _is_record(d)]
+    if not records:
+        raise RunDirError(f"{path}: no episode records found (expected {layout.EPISODES}/<agent>/<task>/"
+                          "seed-NNNN.json, as written by `srezero sweep --out DIR`)")
+    return (manifest if isinstance(manifest, dict) else {}), records
+
+
+def _task_meta(task_ids: list[str], manifest: dict[str, Any]) -> dict[str, tuple[str, tuple[str, ...]]]:
+    """Difficulty and fault layers per task: the task files first, the manifest as a fallback."""
+    out: dict[str, tuple[str, tuple[str, ...]]] = {}
+    try:
+        from srezero.task.loader import list_tasks
+
+        infos = {t.id: t for t in list_tasks()}
+    except (ValueError, OSError):  # a broken extra task dir must not stop a report
+        infos = {}
+    tasks = manifest.get("tasks") or {}
+    for tid in task_ids:
+        info = infos.get(tid)
+        if info is not None:
+            out[tid] = (info.difficulty, tuple(info.layers))
+        else:
+            meta = tasks.get(tid) or {}
+            out[tid] = (str(meta.get("difficulty") or "unknown"), ())
+    return out
+
+
+def _upper_bound(agent: str, record: dict[str, Any], manifest: dict[str, Any]) -> bool:
+    info = (manifest.get("agents") or {}).get(agent) or {}
+    if (info.get("settings") or {}).get("upper_bound"):
+        return True
+    return (record.get("agent_name") or agent) in UPPER_BOUND_NAMES
+
+
+def to_ep(rec: dict[str, Any], manifest: dict[str, Any], meta: tuple[str, tuple[str, ...]]) -> Ep:
+    """Flatten one record. A record that failed (provider or agent error) has ``ok=False`` and zeros."""
+    result = rec.get("result") or {}
+    status = str(rec.get("status") or ("ok" if result else AGENT_ERROR))
+    usage = rec.get("usage") or {}
+    agent = str(rec.get("agent") or rec.get("agent_name") or "agent")
+    difficulty, layers = meta
+    if not layers:
+        truth = result.get("ground_truth") or []
+        layers = tuple(dict.fromkeys(str(g.get("layer", "unknown")) for g in truth)) or \
+            (("none",) if result.get("no_fault") else ("unknown",))
+    diag = result.get("diagnosis") or {}
+    return Ep(
+        agent=agent, task_id=str(rec["task_id"]), seed=int(rec["seed"]), status=status,
+        ok=status == "ok" and bool(result),
+        marks=float(result.get("marks", 0.0)), success=bool(result.get("success", False)),
+        diagnosis=float(diag.get("score", 0.0)), mitigated=bool(result.get("mitigated", False)),
+        evidence=float(result.get("evidence_coverage", 0.0)),
+        terms={k: float(v) for k, v in (result.get("marks_terms") or {}).items()},
+        invalid=int(result.get("invalid_actions", 0)), wrong_fixes=int(result.get("wrong_fixes", 0)),
+        destructive=int(result.get("destructive_actions", 0)), distractor=int(result.get("distractor_actions", 0)),
+        premature=bool(result.get("premature_resolution", False)), truncated=bool(result.get("truncated", False)),
+        resolved=bool(result.get("resolved", False)), steps=int(result.get("steps", len(rec.get("trajectory") or []))),
+        ttd_s=result.get("ttd_s"), ttm_s=result.get("ttm_s"),
+        cost_usd=float(usage["cost_usd"]) if "cost_usd" in usage else None,
+        tokens=int(usage.get("prompt_tokens", 0)) + int(usage.get("completion_tokens", 0)),
+        provider_errors=int(usage.get("provider_errors", 0)) + (1 if status == PROVIDER_ERROR else 0),
+        difficulty=difficulty, layers=layers, upper_bound=_upper_bound(agent, rec, manifest), record=rec,
+    )
+
+
+def load_run(run_dir: str | Path) -> Run:
+    """Load a run directory. Episodes are sorted by (agent, task, seed); a duplicate is an error."""
+    manifest, records = read_records(run_dir)
+    meta = _task_meta(sorted({str(r["task_id"]) for r in records}), manifest)
+    eps = [to_ep(r, manifest, meta[str(r["task_id"])]) for r in records]
+    eps.sort(key=lambda e: (e.agent, e.task_id, e.seed))
+    for a, b in itertools.pairwise(eps):
+        if (a.agent, a.task_id, a.seed) == (b.agent, b.task_id, b.seed):
+            raise RunDirError(f"{run_dir}: two records for agent {a.agent!r}, task {a.task_id!r}, seed {a.seed}")
+    return Run(Path(run_dir), manifest, eps)

@@ -1,0 +1,113 @@
+"""The Markdown report: leaderboard, per-difficulty and per-layer tables, failures, manifest, plots."""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Sequence
+from typing import Any
+
+from srezero.report import data as D
+from srezero.report.load import Ep, Run
+
+
+@functools.cache
+def task_info(task_id: str) -> dict[str, Any]:
+    """Title, description, tags and split of a task from its file; {} if the task is not found here."""
+    try:
+        from srezero.task.loader import get_task
+
+        spec = get_task(task_id)
+    except (KeyError, ValueError, OSError):
+        return {}
+    return {"title": spec.title, "description": " ".join(spec.description.split()), "tags": spec.tags,
+            "split": spec.split}
+
+
+def failure_labels(e: Ep) -> list[str]:
+    return [label for _, label, pred in D.FAILURES if pred(e)]
+
+
+def _f(x: float | None, fmt: str = ".1f") -> str:
+    return "–" if x is None else f"{x:{fmt}}"
+
+
+def _pct(x: float | None) -> str:
+    return "–" if x is None else f"{100 * x:.0f}%"
+
+
+def md_table(headers: Sequence[str], rows: Sequence[Sequence[str]], right_from: int = 1) -> str:
+    align = ["---" if i < right_from else "---:" for i in range(len(headers))]
+    lines = ["| " + " | ".join(headers) + " |", "| " + " | ".join(align) + " |"]
+    lines += ["| " + " | ".join(str(c).replace("|", "\\|") for c in row) + " |" for row in rows]
+    return "\n".join(lines)
+
+
+def leaderboard_md(rows: list[dict[str, Any]]) -> str:
+    headers = ["agent", "n", "marks", "95% CI", "success", "diagnosis", "mitigated", "evidence", "invalid/ep",
+               "wrong fixes/ep", "TTD med (s)", "TTM med (s)", "errored", "cost/ep ($)"]
+    ordered = [r for r in rows if not r["upper_bound"]] + [r for r in rows if r["upper_bound"]]
+    body = [[f"*{r['agent']} (upper bound)*" if r["upper_bound"] else f"**{r['agent']}**", str(r["n"]),
+             _f(r["marks"]), f"{_f(r['marks_lo'])}–{_f(r['marks_hi'])}", _pct(r["success"]), _f(r["diagnosis"], ".2f"),
+             _pct(r["mitigation"]), _f(r["evidence"], ".2f"), _f(r["invalid"], ".2f"), _f(r["wrong_fixes"], ".2f"),
+             _f(r["ttd_s"], ".0f"), _f(r["ttm_s"], ".0f"), str(r["errors"]), _f(r["cost_usd"], ".4f")]
+            for r in ordered]
+    return md_table(headers, body)
+
+
+def grouped_md(d: dict[str, Any], label: str) -> str:
+    headers = [label] + [f"{a} (upper bound)" if ub else a for a, ub in zip(d["agents"], d["upper_bound"])]
+    rows = [[g] + [f"{_f(m)} (n={n})" if n else "–" for m, n in zip(means, ns)]
+            for g, means, ns in zip(d["groups"], d["mean"], d["n"])]
+    return md_table(headers, rows)
+
+
+def failures_md(f: dict[str, Any]) -> str:
+    headers = ["agent", "episodes", "unsuccessful", *f["labels"]]
+    rows = [[a, str(n), str(u)] + [str(c) for c in counts]
+            for a, n, u, counts in zip(f["agents"], f["episodes"], f["unsuccessful"], f["counts"])]
+    return md_table(headers, rows)
+
+
+def manifest_md(run: Run) -> str:
+    m = run.manifest
+    lines = [f"- episodes: {len(run.episodes)} ({sum(1 for e in run.episodes if not e.ok)} not scored: "
+             "provider or agent errors)", f"- agents: {', '.join(run.agents)}", f"- tasks: {len(run.tasks)}"]
+    for key in ("srezero_version", "git_revision", "python", "platform", "seeds"):
+        if key in m:
+            lines.append(f"- {key}: `{m[key]}`")
+    if not m:
+        lines.append("- no manifest.json in the run directory (records were read directly)")
+    agents = m.get("agents") or {}
+    if agents:
+        lines.append("\n" + md_table(["agent", "name", "settings"],
+                                     [[a, str(v.get("name", "")), f"`{v.get('settings', {})}`"]
+                                      for a, v in sorted(agents.items())], right_from=3))
+    tasks = m.get("tasks") or {}
+    if tasks:
+        lines.append("\n" + md_table(["task", "difficulty", "split", "hash"],
+                                     [[t, str(v.get("difficulty", "")), str(v.get("split", "")), f"`{v.get('hash', '')}`"]
+                                      for t, v in sorted(tasks.items())], right_from=4))
+    return "\n".join(lines)
+
+
+def report_md(run: Run, lb: list[dict[str, Any]], plot_specs: Sequence[Any], plot_dir: str) -> str:
+    eps = run.episodes
+    plots = "\n\n".join(f"### {p.title}\n\n![{p.title}]({plot_dir}/{p.name}.png)\n\n{p.caption}" for p in plot_specs)
+    return "\n\n".join([
+        f"# srezero run report: {run.path.name or run.path}",
+        "Marks are 0-100 per episode (40 diagnosis + 40 mitigation + 10 evidence + 10 success, minus "
+        "penalties); means are over scored episodes with 95% percentile-bootstrap CIs. The oracle reads the "
+        "ground truth: it is an upper bound, listed apart, not a competitor. Open `index.html` in this folder "
+        "for the sortable leaderboard, the task browser and the episode replays.",
+        "## Leaderboard", leaderboard_md(lb),
+        "## Marks by difficulty", grouped_md(D.difficulty_data(eps), "difficulty"),
+        "## Marks by fault layer", grouped_md(D.layer_data(eps), "layer"),
+        "## Failure categories",
+        "Episodes per agent in each category (an episode can fall into several): wrong fix = a write that "
+        "addressed no root cause; premature resolution = resolved while a cause was active; distractor = a "
+        "write aimed at a red herring; budget exhausted = the step or time budget ran out; invalid actions = "
+        "at least one; provider error / agent error = the episode could not be scored.",
+        failures_md(D.failures(eps)),
+        "## Plots", plots,
+        "## Run manifest", manifest_md(run),
+    ]) + "\n"

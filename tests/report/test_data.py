@@ -1,0 +1,218 @@
+"""Every plot's data, and the tables, checked against the records they come from (not pixels)."""
+
+from __future__ import annotations
+
+import math
+import statistics
+from pathlib import Path
+from typing import Any
+
+import pytest
+from report_helpers import LLM, write_run
+
+import srezero
+from srezero.report import data as D
+from srezero.report.load import RunDirError, load_run
+from srezero.report.plots import PLOTS, plot_data
+
+Run = tuple[Path, list[dict[str, Any]]]
+
+
+def close(x: float, tol: float = 2e-6) -> Any:
+    """Report numbers are rounded to 6 decimals (so their bytes are stable)."""
+    return pytest.approx(x, abs=tol)
+
+
+def _ok(recs: list[dict[str, Any]], agent: str) -> list[dict[str, Any]]:
+    return [r for r in recs if r["agent"] == agent and r["status"] == "ok"]
+
+
+@pytest.fixture(scope="module")
+def pdata(small_run: Run) -> dict[str, dict[str, Any]]:
+    return plot_data(load_run(small_run[0]).episodes)
+
+
+def test_every_plot_has_data(pdata: dict[str, dict[str, Any]]) -> None:
+    assert set(pdata) == {p.name for p in PLOTS}
+    assert len(PLOTS) == 9
+
+
+def test_agent_order_puts_the_oracle_last_and_apart(pdata: dict[str, dict[str, Any]]) -> None:
+    d = pdata["overall_marks"]
+    assert d["agents"][-1] == "oracle" and d["upper_bound"] == [False, False, True]
+    assert set(d["agents"]) == {"oracle", "random", LLM}
+
+
+def test_overall_marks_match_records_and_the_sweep_summary(small_run: Run, pdata: dict[str, dict[str, Any]]) -> None:
+    from srezero.sweep.records import row_of
+    from srezero.sweep.stats import summarise
+
+    recs = small_run[1]
+    d = pdata["overall_marks"]
+    summary = {g["agent"]: g for g in summarise([row_of(r) for r in recs])["groups"] if g["task"] == "*"}
+    for agent, mean, lo, hi, n in zip(d["agents"], d["mean"], d["lo"], d["hi"], d["n"]):
+        marks = [r["result"]["marks"] for r in _ok(recs, agent)]
+        assert n == len(marks)
+        assert mean == close(statistics.fmean(marks))
+        assert lo <= mean <= hi
+        m = summary[agent]["metrics"]["marks"]
+        assert (mean, lo, hi) == (m["mean"], m["lo"], m["hi"])  # same CI as summary.json
+    assert d["mean"][d["agents"].index("oracle")] == 100.0
+
+
+def test_success_against_evidence(small_run: Run, pdata: dict[str, dict[str, Any]]) -> None:
+    recs = small_run[1]
+    d = pdata["success_vs_evidence"]
+    for i, agent in enumerate(d["agents"]):
+        ok = _ok(recs, agent)
+        cov = [r["result"]["evidence_coverage"] for r in ok]
+        succ = [float(r["result"]["success"]) for r in ok]
+        assert d["evidence"][i] == close(statistics.fmean(cov))
+        assert d["success"][i] == close(statistics.fmean(succ))
+        assert d["points"][i] == [[close(c), int(s)] for c, s in zip(cov, succ)]
+        gathers = [c >= D.EVIDENCE_HIGH and not s for c, s in zip(cov, succ)]
+        assert d["gathers_but_fails"][i] == close(statistics.fmean(gathers))
+        assert d["solved"][i] + d["gathers_but_fails"][i] + d["little_evidence_fails"][i] == close(1.0, 1e-5)
+
+
+def test_errors_per_agent(small_run: Run, pdata: dict[str, dict[str, Any]]) -> None:
+    recs = small_run[1]
+    d = pdata["errors"]
+    fields = {"invalid": "invalid_actions", "wrong_fixes": "wrong_fixes", "destructive": "destructive_actions",
+              "distractor": "distractor_actions"}
+    for k, kind in enumerate(d["kinds"]):
+        for i, agent in enumerate(d["agents"]):
+            if kind == "provider_errors":
+                all_recs = [r for r in recs if r["agent"] == agent]
+                want = statistics.fmean((r.get("usage") or {}).get("provider_errors", 0)
+                                        + (r["status"] == "provider_error") for r in all_recs)
+            else:
+                want = statistics.fmean(r["result"][fields[kind]] for r in _ok(recs, agent))
+            assert d["values"][k][i] == close(want), (kind, agent)
+    assert max(d["values"][0]) > 0  # random play makes invalid actions: the plot is not trivially empty
+
+
+def test_marks_components(small_run: Run, pdata: dict[str, dict[str, Any]]) -> None:
+    recs = small_run[1]
+    d = pdata["marks_components"]
+    assert d["terms"][:4] == ["diagnosis", "mitigation", "evidence", "success"]
+    for i, agent in enumerate(d["agents"]):
+        ok = _ok(recs, agent)
+        for t, term in enumerate(d["terms"]):
+            assert d["values"][t][i] == close(statistics.fmean(r["result"]["marks_terms"][term] for r in ok))
+        unclamped = statistics.fmean(sum(r["result"]["marks_terms"].values()) for r in ok)
+        assert sum(d["values"][t][i] for t in range(len(d["terms"]))) == close(unclamped, 1e-4)
+    oracle = d["agents"].index("oracle")
+    assert [d["values"][t][oracle] for t in range(4)] == [40.0, 40.0, 10.0, 10.0]
+
+
+def test_success_heatmap(small_run: Run, pdata: dict[str, dict[str, Any]]) -> None:
+    recs = small_run[1]
+    d = pdata["success_heatmap"]
+    assert d["tasks"] == ["inc-001", "inc-002", "inc-003"]
+    for r, task in enumerate(d["tasks"]):
+        for c, agent in enumerate(d["agents"]):
+            ok = [x for x in _ok(recs, agent) if x["task_id"] == task]
+            want = statistics.fmean(float(x["result"]["success"]) for x in ok) if ok else None
+            assert d["success"][r][c] == (close(want) if ok else None)
+            assert d["n"][r][c] == len(ok)
+    assert d["success"][2][d["agents"].index(LLM)] is None  # its only inc-003 episode errored
+
+
+def test_marks_by_difficulty_and_layer(small_run: Run, pdata: dict[str, dict[str, Any]]) -> None:
+    recs = small_run[1]
+    tasks = {t.id: t for t in srezero.list_tasks()}
+    for name, groups_of in (("marks_by_difficulty", lambda t: [t.difficulty]), ("marks_by_layer", lambda t: t.layers)):
+        d = pdata[name]
+        expected_groups = sorted({g for r in recs for g in groups_of(tasks[r["task_id"]])})
+        assert sorted(d["groups"]) == expected_groups
+        for g, group in enumerate(d["groups"]):
+            for a, agent in enumerate(d["agents"]):
+                marks = [r["result"]["marks"] for r in _ok(recs, agent) if group in groups_of(tasks[r["task_id"]])]
+                assert d["n"][g][a] == len(marks)
+                assert d["mean"][g][a] == (close(statistics.fmean(marks)) if marks else None)
+    difficulties = pdata["marks_by_difficulty"]["groups"]
+    assert difficulties == [x for x in D.DIFFICULTIES if x in difficulties]  # easy -> hard order
+
+
+def test_ttd_ttm_distributions(small_run: Run, pdata: dict[str, dict[str, Any]]) -> None:
+    recs = small_run[1]
+    d = pdata["ttd_ttm"]
+    for i, agent in enumerate(d["agents"]):
+        ok = _ok(recs, agent)
+        assert d["ttd_s"][i] == [r["result"]["ttd_s"] for r in ok if r["result"]["ttd_s"] is not None]
+        assert d["ttm_s"][i] == [r["result"]["ttm_s"] for r in ok if r["result"]["ttm_s"] is not None]
+        assert d["n"][i] == len(ok)
+    assert len(d["ttd_s"][d["agents"].index("oracle")]) == 6  # the oracle diagnoses every episode
+
+
+def test_cost_plot_shows_only_llm_episodes(small_run: Run, pdata: dict[str, dict[str, Any]]) -> None:
+    d = pdata["marks_vs_cost"]
+    assert d["agents"] == [LLM]
+    assert d["cost_usd"] == [[0.0125, 0.025]]
+    assert d["tokens"] == [[1100, 2100]]
+    assert d["marks"] == [[r["result"]["marks"] for r in _ok(small_run[1], LLM)]]
+
+
+def test_cost_plot_empty_state_without_llm(tmp_path: Path, small_run: Run) -> None:
+    from srezero.report.plots import PLOTS, render
+
+    write_run(tmp_path / "run", with_llm=False)
+    eps = load_run(tmp_path / "run").episodes
+    assert D.cost_data(eps) == {"agents": [], "cost_usd": [], "marks": [], "tokens": []}
+    spec = next(p for p in PLOTS if p.name == "marks_vs_cost")
+    render(spec, spec.data(eps), tmp_path)  # the explanatory empty-state figure, not an error
+    render(spec, spec.data(load_run(small_run[0]).episodes), tmp_path / "run")
+    assert (tmp_path / "marks_vs_cost.png").stat().st_size > 1000
+    assert (tmp_path / "marks_vs_cost.svg").read_bytes() != (tmp_path / "run" / "marks_vs_cost.svg").read_bytes()
+
+
+def test_failure_categories(small_run: Run) -> None:
+    recs = small_run[1]
+    f = D.failures(load_run(small_run[0]).episodes)
+    cat = f["categories"]
+    for i, agent in enumerate(f["agents"]):
+        mine = [r for r in recs if r["agent"] == agent]
+        ok = [r["result"] for r in mine if r["status"] == "ok"]
+        counts = dict(zip(cat, f["counts"][i]))
+        assert counts["wrong_fix"] == sum(r["wrong_fixes"] > 0 for r in ok)
+        assert counts["premature"] == sum(r["premature_resolution"] for r in ok)
+        assert counts["distractor"] == sum(r["distractor_actions"] > 0 for r in ok)
+        assert counts["budget"] == sum(r["truncated"] for r in ok)
+        assert counts["invalid"] == sum(r["invalid_actions"] > 0 for r in ok)
+        assert counts["provider_error"] == sum(r["status"] == "provider_error" for r in mine)
+        assert f["episodes"][i] == len(mine)
+    assert dict(zip(cat, f["counts"][f["agents"].index(LLM)]))["provider_error"] == 1
+    assert sum(f["counts"][f["agents"].index("oracle")]) == 0
+
+
+def test_leaderboard_counts_errors_apart(small_run: Run) -> None:
+    rows = {r["agent"]: r for r in D.leaderboard(load_run(small_run[0]).episodes)}
+    assert rows[LLM]["episodes"] == 3 and rows[LLM]["n"] == 2 and rows[LLM]["errors"] == 1
+    assert rows[LLM]["cost_usd"] == close(0.01875)
+    assert rows["random"]["cost_usd"] is None
+    assert rows["oracle"]["upper_bound"] and rows["oracle"]["success"] == 1.0
+    assert not math.isnan(rows["random"]["marks"])
+
+
+def test_loader_reads_runner_records_and_rejects_bad_dirs(tmp_path: Path, small_run: Run) -> None:
+    import orjson
+
+    rec = dict(small_run[1][0])
+    for k in ("status", "error", "schema", "agent_name"):
+        rec.pop(k)
+    (tmp_path / "loose").mkdir()
+    (tmp_path / "loose" / "one.json").write_bytes(orjson.dumps(rec))
+    run = load_run(tmp_path / "loose")
+    assert [(e.agent, e.task_id, e.ok, e.upper_bound) for e in run.episodes] == [("oracle", "inc-001", True, True)]
+    (tmp_path / "empty").mkdir()
+    with pytest.raises(RunDirError, match="no episode records"):
+        load_run(tmp_path / "empty")
+    with pytest.raises(RunDirError, match="no such run directory"):
+        load_run(tmp_path / "missing")
+    (tmp_path / "loose" / "two.json").write_bytes(orjson.dumps(rec))
+    with pytest.raises(RunDirError, match="two records"):
+        load_run(tmp_path / "loose")
+    (tmp_path / "loose" / "three.json").write_text("{not json")
+    with pytest.raises(RunDirError, match=r"three\.json"):
+        load_run(tmp_path / "loose")

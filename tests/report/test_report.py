@@ -1,0 +1,135 @@
+"""The report folder: Markdown tables, offline HTML pages, replay pages true to the records, the CLI."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Any
+
+import orjson
+import pytest
+from click.testing import CliRunner
+from report_helpers import LLM
+
+from srezero.cli import cli
+from srezero.report.build import build_report
+from srezero.report.load import load_run, safe_name
+from srezero.report.replay import resimulate
+
+Run = tuple[Path, list[dict[str, Any]]]
+
+
+def _page(built: Path, rec: dict[str, Any]) -> str:
+    name = f"{safe_name(rec['agent'])}--{safe_name(rec['task_id'])}--s{rec['seed']:04d}.html"
+    return (built / "episodes" / name).read_text()
+
+
+def test_folder_layout(built_report: Path, small_run: Run) -> None:
+    recs = small_run[1]
+    for name in ("index.html", "report.md", "data.json", "assets/report.css", "assets/report.js"):
+        assert (built_report / name).is_file(), name
+    assert len(list((built_report / "episodes").glob("*.html"))) == len(recs)
+    assert sorted(p.stem for p in (built_report / "tasks").glob("*.html")) == ["inc-001", "inc-002", "inc-003"]
+    data = orjson.loads((built_report / "data.json").read_bytes())
+    assert [r["agent"] for r in data["leaderboard"]] == data["plots"]["overall_marks"]["agents"]
+
+
+def test_pages_are_offline(built_report: Path) -> None:
+    for page in sorted(built_report.rglob("*.html")):
+        text = page.read_text()
+        assert not re.search(r"""(src|href)=["']?(https?:)?//""", text), page.name
+        for ref in re.findall(r"""(?:src|href)="([^"#]+)""", text):
+            assert (page.parent / ref).exists(), f"{page.name} links to missing {ref}"
+
+
+def test_markdown_report(built_report: Path, small_run: Run) -> None:
+    md = (built_report / "report.md").read_text()
+    for heading in ("## Leaderboard", "## Marks by difficulty", "## Marks by fault layer", "## Failure categories",
+                    "## Run manifest"):
+        assert heading in md
+    board = md.split("## Leaderboard")[1].split("##")[0]
+    rows = [line for line in board.splitlines() if line.startswith("| ") and "---" not in line][1:]
+    assert [r.split("|")[1].strip() for r in rows] == [f"**{LLM}**", "**random**", "*oracle (upper bound)*"]
+    assert "100.0" in rows[-1]
+    fail = md.split("## Failure categories")[1].split("##")[0]
+    llm_row = next(line for line in fail.splitlines() if line.startswith(f"| {LLM} "))
+    assert llm_row.split("|")[2].strip() == "3"  # episodes, including the provider error
+    assert "provider error" in fail and "premature resolution" in fail and "budget exhausted" in fail
+    for p in (built_report / "plots").glob("*.png"):
+        assert f"(plots/{p.name})" in md
+    assert "srezero_version" in md and "| inc-002 |" in md
+
+
+def test_replay_matches_the_record(small_run: Run) -> None:
+    """Re-simulating (task, seed, actions) rebuilds the recorded episode: same steps, same marks."""
+    for rec in small_run[1]:
+        if rec["status"] != "ok" or rec["agent"] != "random":
+            continue
+        rep = resimulate(rec)
+        assert rep is not None and rep.diverged == "", rep and rep.diverged
+        assert rep.marks == rec["result"]["marks"]
+        assert [a["step"] for a in rep.actions] == [t["step"] for t in rec["trajectory"]]
+        assert {(s.entity, s.metric) for s in rep.series} >= {("load_balancer", "error_rate")}
+        assert all(len(s.values) == len(rep.times) for s in rep.series)
+        assert rep.times[0] < 0 < rep.end_s < rep.times[-1]  # history before the page, verification after
+
+
+def test_replay_flags_a_record_that_no_longer_matches(small_run: Run) -> None:
+    rec = next(r for r in small_run[1] if r["agent"] == "oracle")
+    tampered = {**rec, "result": {**rec["result"], "marks": 12.5}}
+    assert "12.5" in resimulate(tampered).diverged
+
+
+def test_episode_page_shows_what_happened(built_report: Path, small_run: Run) -> None:
+    failed = next(r for r in small_run[1] if r["agent"] == "random" and r["status"] == "ok"
+                  and not r["result"]["mitigated"])
+    page = _page(built_report, failed)
+    assert page.count('class="step ') == len(failed["trajectory"])
+    assert page.count('<svg class="chart"') >= 3
+    for t in failed["trajectory"]:
+        assert f'href="#step-{t["step"]}"' in page and f'id="step-{t["step"]}"' in page
+    for reason in failed["result"]["mitigation"]["reasons"]:
+        assert reason.replace("'", "&#x27;") in page
+    assert "not mitigated" in page and "Re-simulation differs" not in page
+    truth = failed["result"]["ground_truth"][0]
+    assert truth["entity"] in page and truth["fault"] in page
+    ok = next(r for r in small_run[1] if r["agent"] == "oracle")
+    page = _page(built_report, ok)
+    for claim in ok["result"]["diagnosis"]["claims"]:
+        assert claim["entity"] in page
+    assert "upper bound" in page and "every fault neutralised" in page
+
+
+def test_provider_error_page_and_report_are_deterministic(built_report: Path, small_run: Run, tmp_path: Path) -> None:
+    err = next(r for r in small_run[1] if r["status"] == "provider_error")
+    assert "not scored: provider_error" in _page(built_report, err)
+    build_report(small_run[0], tmp_path)
+    for p in sorted(built_report.rglob("*")):
+        if p.is_file():
+            assert p.read_bytes() == (tmp_path / p.relative_to(built_report)).read_bytes(), p.name
+
+
+def test_cli(small_run: Run, tmp_path: Path) -> None:
+    runner = CliRunner()
+    res = runner.invoke(cli, ["report", str(small_run[0]), "--out", str(tmp_path / "r"), "--no-replay"])
+    assert res.exit_code == 0, res.output
+    assert "index.html" in res.output and (tmp_path / "r" / "index.html").is_file()
+    assert "--no-replay" in next((tmp_path / "r" / "episodes").glob("random--*.html")).read_text()
+    res = runner.invoke(cli, ["report", str(small_run[0]), "--plots-only", "--out", str(tmp_path / "p")])
+    assert res.exit_code == 0 and len(list((tmp_path / "p").glob("*.svg"))) == 9
+    (tmp_path / "empty").mkdir()
+    res = runner.invoke(cli, ["report", str(tmp_path / "empty")])
+    assert res.exit_code == 1 and "no episode records found" in res.output and "Traceback" not in res.output
+
+
+def test_loader_sorts_episodes(small_run: Run) -> None:
+    eps = load_run(small_run[0]).episodes
+    assert [(e.agent, e.task_id, e.seed) for e in eps] == sorted((e.agent, e.task_id, e.seed) for e in eps)
+
+
+@pytest.mark.parametrize("agent", ["oracle", "random"])
+def test_task_page_links_every_episode(built_report: Path, small_run: Run, agent: str) -> None:
+    page = (built_report / "tasks" / "inc-001.html").read_text()
+    for rec in small_run[1]:
+        if rec["task_id"] == "inc-001" and rec["agent"] == agent:
+            assert f"../episodes/{agent}--inc-001--s{rec['seed']:04d}.html" in page
