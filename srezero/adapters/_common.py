@@ -1,0 +1,112 @@
+"""What every adapter shares: self-contained tool schemas, the agent instructions, episode records.
+
+No framework imports here: this module is the part of the adapters that ``import srezero``-light
+code (the CLI, tests) may load without any optional extra installed.
+"""
+
+from __future__ import annotations
+
+import copy
+import functools
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import orjson
+
+from srezero.tools.registry import load_tools
+
+if TYPE_CHECKING:
+    from srezero.episode import Episode
+
+#: Default directory of records written by front ends that run one episode at a time (MCP).
+DEFAULT_RUNS_DIR = Path("runs")
+
+INSTRUCTIONS = """\
+You are the on-call site-reliability engineer for a small production system (load balancer, web \
+servers, cache, database with a replica, message queue and workers, on a few nodes). You have been \
+paged. Investigate with the read tools, mitigate with the write tools (their effects take simulated \
+time and every write has consequences), then call submit_diagnosis with the root causes (entity + \
+category + concrete detail) and finally resolve. Every tool call, valid or not, costs one step of \
+the budget and some simulated time; invalid calls are penalised. The episode ends at resolve or \
+when a budget runs out."""
+
+
+def inline_schema(schema: dict[str, Any]) -> dict[str, Any]:
+    """A copy of a tool's JSON schema with every local ``$ref`` expanded and ``$defs``/titles dropped.
+
+    Some front ends (inspect's ToolParams, several MCP clients) do not follow ``$ref``; the
+    declaration's schemas are small and acyclic, so inlining is exact.
+    """
+    defs = schema.get("$defs", {})
+
+    def expand(node: Any, depth: int = 0) -> Any:
+        if depth > 32:
+            raise ValueError("tool schema nests too deeply (a recursive $ref?)")
+        if isinstance(node, list):
+            return [expand(v, depth + 1) for v in node]
+        if not isinstance(node, dict):
+            return node
+        ref = node.get("$ref")
+        if isinstance(ref, str) and ref.startswith("#/$defs/"):
+            merged = {**defs[ref.removeprefix("#/$defs/")], **{k: v for k, v in node.items() if k != "$ref"}}
+            return expand(merged, depth + 1)
+        out: dict[str, Any] = {}
+        for key, value in node.items():
+            if key in ("$defs", "title"):
+                continue
+            if key == "properties" and isinstance(value, dict):  # property names are data, not keywords
+                out[key] = {name: expand(sub, depth + 1) for name, sub in value.items()}
+            else:
+                out[key] = expand(value, depth + 1)
+        return out
+
+    return expand(copy.deepcopy(schema))
+
+
+def tool_declarations() -> list[dict[str, Any]]:
+    """Every tool as ``{"name", "description", "parameters", "kind", "cost_s"}``, schemas inlined.
+
+    A fresh copy per call (callers may mutate it), decoded from a cached encoding because adapters
+    call this on every reset."""
+    return orjson.loads(_encoded_declarations(tuple(load_tools())))
+
+
+@functools.cache
+def _encoded_declarations(names: tuple[str, ...]) -> bytes:
+    tools = load_tools()
+    return orjson.dumps([{"name": tools[n].name, "description": tools[n].description,
+                          "parameters": inline_schema(tools[n].schema), "kind": tools[n].kind,
+                          "cost_s": tools[n].cost_s} for n in names])
+
+
+def episode_record(env: Episode, agent: str) -> dict[str, Any]:
+    """The record of a finished episode, with the keys sweeps write (docs/records.md), so
+    ``srezero report`` and the sweep statistics read it like any other."""
+    from srezero.sweep.records import SCHEMA, task_hash
+
+    return {"schema": SCHEMA, "agent": agent, "agent_name": agent, "task_id": env.spec.id,
+            "task_hash": task_hash(env.spec), "seed": env.seed, "status": "ok", "error": None,
+            "result": env.result, "trajectory": env.trajectory}
+
+
+def default_record_path(front_end: str, env: Episode) -> Path:
+    """``runs/<front_end>/episodes/<front_end>/<task>/seed-NNNN.json``: a run directory reports can read."""
+    from srezero.sweep.records import record_path
+
+    return record_path(DEFAULT_RUNS_DIR / front_end, front_end, env.spec.id, env.seed)
+
+
+def write_record(path: str | Path, record: dict[str, Any]) -> Path:
+    """Write a record atomically with the sweep's canonical bytes; returns the path written."""
+    from srezero.sweep.records import dumps, write_atomic
+
+    path = Path(path)
+    write_atomic(path, dumps(record))
+    return path
+
+
+def summary_line(result: dict[str, Any]) -> str:
+    """One line an agent may read after the end: the score, no ground truth."""
+    return (f"marks {result['marks']:.1f}/100, success={result['success']}, "
+            f"diagnosis={result['diagnosis']['score']:.2f}, mitigated={result['mitigated']}, "
+            f"steps={result['steps']}")

@@ -1,0 +1,119 @@
+"""Gymnasium front end: ``srezero/Incident-v0``, a text-in, text-out environment.
+
+Importing this module registers the environment, so the usual call names the module::
+
+    import gymnasium as gym
+    env = gym.make("srezero.adapters.gym:srezero/Incident-v0", task="inc-001", seed=3)
+    obs, info = env.reset()
+    obs, reward, terminated, truncated, info = env.step('get_alerts()')
+
+The environment wraps :class:`srezero.episode.Episode` one to one: an action is anything the core
+API accepts (a text call such as ``search_logs(service="database")``, a kubectl-style command, a
+JSON/dict tool call); the observation is the text an agent reads; rewards, ``terminated`` (after
+``resolve``), ``truncated`` (a budget ran out) and ``info["result"]`` at the end are the core's, so
+a seeded Gymnasium rollout equals the same actions through ``srezero.make``.
+
+Seeding follows Gymnasium: ``reset(seed=s)`` plays episode seed ``s``; the first ``reset()``
+without a seed plays the ``seed`` given to ``gym.make``; later unseeded resets draw the next
+episode seed from ``self.np_random``, so a run is reproducible from its first seed.
+``reset(options={"task": ID})`` switches task.
+"""
+
+from __future__ import annotations
+
+import copy
+import re
+from typing import Any
+
+import gymnasium as gym
+from gymnasium import spaces
+
+import srezero
+from srezero.adapters._common import tool_declarations
+from srezero.tools.parse import MAX_ACTION_CHARS
+
+ENV_ID = "srezero/Incident-v0"
+#: Longer observations are cut (none of the curated tasks comes near this).
+OBS_MAX_CHARS = 100_000
+_TRUNCATED_MARK = "\n... [observation truncated]"
+
+# The observation/action alphabet: printable ASCII, tab and newline, Latin-1 (degrees, micro,
+# plus-minus...), typographic punctuation, arrows, comparison signs, box drawing and block elements
+# (trees and sparklines in tool output). Anything else a tool echoes back becomes "?".
+_RANGES = ((0x09, 0x0A), (0x20, 0x7E), (0xA0, 0xFF), (0x2010, 0x2022), (0x2026, 0x2026), (0x2190, 0x2193),
+           (0x2248, 0x2248), (0x2260, 0x2260), (0x2264, 0x2265), (0x2500, 0x259F))
+CHARSET = "".join(chr(c) for lo, hi in _RANGES for c in range(lo, hi + 1))
+_OUTSIDE = re.compile("[^" + "".join(f"\\U{lo:08x}-\\U{hi:08x}" for lo, hi in _RANGES) + "]")
+
+
+def sanitize(text: str) -> str:
+    """Map text into the observation space: unknown characters become ``?``, overlong text is cut."""
+    text = _OUTSIDE.sub("?", text)
+    if len(text) > OBS_MAX_CHARS:
+        text = text[: OBS_MAX_CHARS - len(_TRUNCATED_MARK)] + _TRUNCATED_MARK
+    return text
+
+
+class IncidentEnv(gym.Env[str, str]):
+    """One curated (or file-defined) incident as a Gymnasium environment; see the module docstring."""
+
+    metadata = {"render_modes": ["ansi"], "render_fps": 1}  # noqa: RUF012 - Gymnasium reads this class attribute
+
+    def __init__(self, task: str | None = None, seed: int = 0, render_mode: str | None = None) -> None:
+        if task is None:
+            ids = ", ".join(t.id for t in srezero.list_tasks())
+            raise ValueError(f"pass task=ID to gym.make (one of: {ids}) or a path to a task file")
+        if render_mode is not None and render_mode not in self.metadata["render_modes"]:
+            raise ValueError(f"render_mode must be one of {self.metadata['render_modes']} or None")
+        self.render_mode = render_mode
+        self.task = task
+        self._seed = int(seed)
+        self._episode = srezero.make(task, self._seed)
+        self._started = False
+        self._last_text = ""
+        self.observation_space = spaces.Text(OBS_MAX_CHARS, min_length=0, charset=CHARSET)
+        self.action_space = spaces.Text(MAX_ACTION_CHARS, min_length=1, charset=CHARSET)
+
+    @property
+    def episode(self) -> srezero.Episode:
+        """The core episode behind this environment (trajectory, result, tool specs)."""
+        return self._episode
+
+    def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> tuple[str, dict[str, Any]]:
+        options = dict(options or {})
+        unknown = sorted(set(options) - {"task"})
+        if unknown:
+            raise ValueError(f"unknown reset option(s) {unknown}; the only option is 'task'")
+        if "task" in options:
+            self.task = options["task"]
+            self._episode = srezero.make(self.task, self._seed)
+        if seed is None and not self._started:
+            seed = self._seed  # the first episode plays the seed given to gym.make
+        super().reset(seed=seed)
+        episode_seed = int(seed) if seed is not None else int(self.np_random.integers(0, 2**31 - 1))
+        self._started = True
+        obs, info = self._episode.reset(seed=episode_seed)
+        info = {**info, "tool_specs": tool_declarations(), **self._obs_info(obs)}
+        self._last_text = sanitize(obs.text)
+        return self._last_text, info
+
+    def step(self, action: Any) -> tuple[str, float, bool, bool, dict[str, Any]]:
+        obs, reward, terminated, truncated, info = self._episode.step(action)
+        info = {**info, **self._obs_info(obs)}
+        if "result" in info:
+            info["result"] = copy.deepcopy(info["result"])
+        self._last_text = sanitize(obs.text)
+        return self._last_text, float(reward), bool(terminated), bool(truncated), info
+
+    def render(self) -> str | None:
+        """``ansi``: the last observation's text."""
+        return self._last_text if self.render_mode == "ansi" else None
+
+    @staticmethod
+    def _obs_info(obs: srezero.Observation) -> dict[str, Any]:
+        return {"ok": obs.ok, "error": obs.error, "step": obs.step, "steps_left": obs.steps_left,
+                "time_left_s": obs.time_left_s, "data": copy.deepcopy(obs.data)}
+
+
+if ENV_ID not in gym.registry:
+    gym.register(id=ENV_ID, entry_point=f"{__name__}:IncidentEnv")

@@ -1,0 +1,128 @@
+"""The Gymnasium front end: API conformance, equality with the core API, seeding, vector envs."""
+
+from __future__ import annotations
+
+import warnings
+
+import pytest
+
+gym = pytest.importorskip("gymnasium")
+
+from gymnasium.utils.env_checker import check_env  # noqa: E402
+from gymnasium.vector import SyncVectorEnv  # noqa: E402
+
+import srezero  # noqa: E402
+from srezero.adapters.gym import CHARSET, ENV_ID, IncidentEnv, sanitize  # noqa: E402
+from tests.adapters.conftest import SEED, TASK, core_rollout  # noqa: E402
+
+MAKE_ID = f"srezero.adapters.gym:{ENV_ID}"
+
+
+def test_check_env_passes_for_every_curated_task() -> None:
+    ids = [t.id for t in srezero.list_tasks()]
+    assert ids
+    for tid in ids:
+        env = gym.make(MAKE_ID, task=tid, seed=7)
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            check_env(env.unwrapped)
+        assert not [str(w.message) for w in caught], tid
+        env.close()
+
+
+def test_seeded_rollout_equals_core_api(oracle) -> None:
+    # the oracle plan with an invalid call, a text call and a kubectl command mixed in
+    actions = ['query_metrics(target=3)', "get_topology()", "kubectl get pods", *oracle.actions]
+    ref = core_rollout(TASK, SEED, actions)
+    env = gym.make(MAKE_ID, task=TASK, seed=SEED)
+    obs, info = env.reset()
+    assert obs == ref.page and info["briefing"]["episode_id"].startswith("ep-")
+    assert {t["name"] for t in info["tool_specs"]} == {t["name"] for t in srezero.tool_specs()}
+    texts, rewards, ends = [], [], []
+    for action in actions:
+        obs, reward, terminated, truncated, info = env.step(action)
+        texts.append(obs)
+        rewards.append(reward)
+        ends.append((terminated, truncated))
+        if terminated or truncated:
+            break
+    assert texts == ref.texts and rewards == ref.rewards and ends == ref.ends
+    assert ends[-1] == (True, False)
+    assert info["result"] == ref.result and info["result"]["invalid_actions"] == 1
+    assert sum(rewards) == pytest.approx(ref.result["marks"] / 100)
+
+
+def test_budget_truncates_with_the_score_in_info() -> None:
+    env = gym.make(MAKE_ID, task=TASK, seed=SEED)
+    env.reset()
+    for _ in range(env.unwrapped.episode.spec.budget.steps):
+        _obs, _reward, terminated, truncated, info = env.step("get_alerts()")
+        if terminated or truncated:
+            break
+    assert truncated and not terminated
+    assert info["result"]["truncated"] is True and "marks" in info["result"]
+
+
+def test_sampled_actions_are_invalid_steps_not_crashes() -> None:
+    env = gym.make(MAKE_ID, task=TASK, seed=SEED)
+    env.reset(seed=3)
+    env.action_space.seed(0)
+    for _ in range(5):
+        obs, _reward, _terminated, _truncated, info = env.step(env.action_space.sample())
+        assert info["ok"] is False and obs.startswith("error:")
+        assert obs in env.observation_space
+
+
+def test_unseeded_resets_replay_from_the_first_seed() -> None:
+    def pages(env: gym.Env) -> list[str]:
+        return [env.reset()[0] for _ in range(3)]
+
+    a = pages(gym.make(MAKE_ID, task=TASK, seed=11))
+    b = pages(gym.make(MAKE_ID, task=TASK, seed=11))
+    assert a == b and len(set(a)) == 3
+    assert a[0] == core_rollout(TASK, 11, []).page  # the first episode plays the make() seed
+
+
+def test_reset_options_switch_task_and_reject_unknown_keys() -> None:
+    env = gym.make(MAKE_ID, task="inc-001", seed=2)
+    obs, _ = env.reset(seed=2, options={"task": TASK})
+    assert obs == core_rollout(TASK, 2, []).page
+    with pytest.raises(ValueError, match="unknown reset option"):
+        env.reset(options={"difficulty": "hard"})
+    with pytest.raises(ValueError, match="task=ID"):
+        IncidentEnv()
+
+
+def test_sync_vector_env_steps_each_episode_like_the_core(oracle) -> None:
+    other = core_rollout(TASK, SEED + 1)
+    venv = SyncVectorEnv([lambda: gym.make(MAKE_ID, task=TASK) for _ in range(2)])
+    obs, _ = venv.reset(seed=[SEED, SEED + 1])
+    assert obs == (oracle.page, other.page)
+    plans = (oracle.actions, other.actions)
+    results: dict[int, dict] = {}
+    for i in range(max(map(len, plans))):
+        actions = tuple(p[i] if i < len(p) else "get_alerts()" for p in plans)
+        obs, _rewards, _terminated, _truncated, info = venv.step(actions)
+        for k in range(2):
+            if i < len(plans[k]) and info.get("_result", [False, False])[k]:
+                results[k] = _unbatch(info["result"], k)
+            if i < len(plans[k]):
+                assert obs[k] == (oracle, other)[k].texts[i]
+    for got, ref in zip((results[0], results[1]), (oracle.result, other.result)):
+        for key in ("marks", "success", "steps", "invalid_actions", "evidence_coverage", "ttd_s", "ttm_s"):
+            assert got[key] == ref[key], key
+        assert got["diagnosis"]["score"] == ref["diagnosis"]["score"]
+    venv.close()
+
+
+def _unbatch(batched: dict, k: int) -> dict:
+    """Sub-environment k's dict out of a vector env's info (dicts are batched key by key)."""
+    return {key: _unbatch(v, k) if isinstance(v, dict) else v[k] for key, v in batched.items()
+            if not key.startswith("_")}
+
+
+def test_sanitize_keeps_simulator_text_and_maps_the_rest() -> None:
+    text = "p99 ▁▂▃█ 12 ms ≤ 30 °C\n└─ ok"
+    assert sanitize(text) == text
+    assert sanitize("a\u202eb\U0001F600") == "a?b?"
+    assert set(sanitize("x" * 200_000)) <= set(CHARSET)
