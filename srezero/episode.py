@@ -20,7 +20,8 @@ result in structure; ``ok``/``error`` say whether the action was valid; budgets 
 
 **Episode end.** ``terminated`` after ``resolve()``; ``truncated`` when the step or simulated-time
 budget runs out. Either way the world runs a verification window and ``info["result"]`` carries the
-scored :class:`EpisodeResult` as a dict. A step after the end returns an error observation.
+scored result as a dict (every key is documented in docs/scoring.md, "Episode metrics"). A step
+after the end returns an error observation.
 
 An invalid action (unknown tool, bad argument, unknown target, unparsable text) never raises: it
 returns an error observation, costs a step and counts as an invalid action.
@@ -33,11 +34,14 @@ from typing import Any
 
 from srezero.backend import SimBackend
 from srezero.faults.base import Fault, RootCause
+from srezero.scoring import collateral as coll
 from srezero.scoring import diagnosis as diag
 from srezero.scoring import marks as mk
+from srezero.scoring import naming
 from srezero.scoring.evidence import EvidenceTracker
-from srezero.scoring.mitigation import verify
-from srezero.sim import config as cfgmod
+from srezero.scoring.mitigation import slo_limits, slo_rows, verify
+from srezero.scoring.writes import WriteJudge
+from srezero.sim.model import TICK_S
 from srezero.sim.rng import stable_int
 from srezero.sim.world import World
 from srezero.task.spec import TaskSpec
@@ -87,6 +91,8 @@ class _Write:
     addresses_root_cause: bool
     distractor: bool
     effect: str
+    destructive: list[str] = field(default_factory=list)
+    reason: str = ""
 
 
 @dataclass
@@ -98,6 +104,7 @@ class EpisodeState:
     resolve_note: str = ""
     claims: list[Any] | None = None
     summary: str = ""
+    diagnosis_step: int | None = None
     diagnosis_at: float | None = None
     writes: list[_Write] = field(default_factory=list)
     premature: bool = False
@@ -136,14 +143,16 @@ class Episode:
         self.truth: list[RootCause] = [f.root_cause(w) for f in self.faults]
         for rc, f in zip(self.truth, self.faults):
             rc.visible = f.spec.visible
+        self._accepted = [naming.accepted_names(w, rc) for rc in self.truth]
         children = {s: {r.name for r in w.services[s].replicas} for s in w.services}
         children.update({n.name: {r.name for r in n.replicas} for n in w.topo.nodes})
         signals = [sig for f in self.faults for sig in f.signals(w)] or self._control_signals()
         self.evidence = EvidenceTracker(signals, children)
-        self._fix_keys = {self._write_key(a["tool"], a["args"]) for f in self.faults for a in f.oracle_fix(w)}
-        self._symptomatic = self._victims()
-        self._vocab = self._vocabulary()
+        self.judge = WriteJudge(w, self.faults, self.truth)
+        firing = tuple(a.entity for a in w.alerts.listing(w.now) if a.firing)
+        self._victims = naming.victims(w, firing)
         self.t0 = w.now
+        self.col0 = w.col
         alerts = [a for a in w.alerts.listing(w.now) if a.firing and a.name == self.spec.alert.name]
         page = (f"[{alerts[0].severity}] {alerts[0].name} on {alerts[0].entity}: {alerts[0].summary}" if alerts
                 else f"[critical] {self.spec.alert.name}")
@@ -177,14 +186,16 @@ class Episode:
         try:
             tool_name, args = parse_action(action)
             spec = self._tools[tool_name]
-            healed_before = self._healed_count() if spec.kind == "write" else 0
+            before = (self.judge.active(w), len(w.destroyed)) if spec.kind == "write" else None
             out = self.backend.call(tool_name, args)
             out_text, data = out.text, out.data
             self.backend.advance(spec.cost_s)
             if spec.kind == "read":
                 self.evidence.observe(st.steps, tool_name, args, out_text)
-            elif spec.kind == "write":
-                self._judge_write(tool_name, args, healed_before, out_text)
+            elif before is not None:
+                self._judge_write(tool_name, args, before, out_text)
+            elif st.diagnosis_step == st.steps:
+                st.diagnosis_at = w.now - self.t0
         except ToolError as exc:
             error = str(exc)
         except (TypeError, ValueError, KeyError) as exc:  # defensive: a tool must never crash an episode
@@ -193,9 +204,10 @@ class Episode:
             st.invalid += 1
             w.advance(INVALID_COST_S)
             out_text = f"error: {error}"
-        if st.healed_at is None and self.faults and self._healed_count() == len(self.faults):
+        healed = self._healed_count()
+        if st.healed_at is None and self.faults and healed == len(self.faults):
             st.healed_at = w.now - self.t0
-        elif st.healed_at is not None and self._healed_count() < len(self.faults):
+        elif st.healed_at is not None and healed < len(self.faults):
             st.healed_at = None
         elapsed = w.now - self.t0
         terminated = st.resolved
@@ -209,11 +221,10 @@ class Episode:
             st.done = True
             obs.done = True
             self.result = self._finish(truncated)
-            reward = self.result["marks"] / 100.0 - st.phi
+            reward = self.result["marks"] / 100.0 - st.reward_sum  # the episode's rewards sum to marks/100
             info["result"] = self.result
         else:
-            phi = mk.potential(self.evidence.coverage, self._healed_count() / max(1, len(self.faults)),
-                               self._penalty_so_far())
+            phi = mk.potential(self.evidence.coverage, healed / max(1, len(self.faults)), self._penalty_so_far())
             reward = phi - st.phi
             st.phi = phi
         st.reward_sum += reward
@@ -222,12 +233,14 @@ class Episode:
 
     # ------------------------------------------------------------------ used by submit tools
     def record_diagnosis(self, claims: list[Any], summary: str) -> int:
+        """Keep the (last) submitted diagnosis; it is scored when the episode ends."""
         self.st.claims = [c if isinstance(c, dict) else dict(c) for c in claims]
         self.st.summary = summary
-        self.st.diagnosis_at = self.world.now - self.t0 + 5.0
+        self.st.diagnosis_step = self.st.steps
         return len(claims)
 
     def request_resolve(self, note: str) -> None:
+        """End the episode; resolving while a root cause is still active is premature."""
         self.st.resolved = True
         self.st.resolve_note = note
         if any(f.injected and not f.neutralised(self.world) for f in self.faults):
@@ -263,40 +276,18 @@ class Episode:
         w = self.world
         return sum(1 for f in self.faults if f.injected and f.neutralised(w))
 
-    @staticmethod
-    def _write_key(tool: str, args: dict[str, Any]) -> tuple[Any, ...]:
-        return (tool, args.get("service") or args.get("target") or args.get("node"), args.get("key"))
-
-    def _judge_write(self, tool: str, args: dict[str, Any], healed_before: int, effect: str) -> None:
+    def _judge_write(self, tool: str, args: dict[str, Any], before: tuple[list[bool], int], effect: str) -> None:
         w = self.world
-        fixes = self._write_key(tool, args) in self._fix_keys or self._healed_count() > healed_before
-        if not self.faults:
-            fixes = False
-        target = args.get("service") or args.get("target") or args.get("node") or ""
-        distractor = not fixes and target in w.noise_entities
-        self.st.writes.append(_Write(self.st.steps, tool, dict(args), round(w.now - self.t0, 3), fixes, distractor, effect))
+        j = self.judge.judge(w, tool, args, before[0], before[1])
+        ok = j.addresses_root_cause and bool(self.faults)
+        self.st.writes.append(_Write(self.st.steps, tool, dict(args), round(w.now - self.t0, 3), ok,
+                                     j.distractor, effect, j.destructive,
+                                     j.reason if self.faults else "nothing is broken (control task)"))
 
     def _penalty_so_far(self) -> float:
         st = self.st
         wrong = sum(1 for x in st.writes if not x.addresses_root_cause)
         return mk.penalties(wrong, len(self.world.destroyed), st.invalid, False)
-
-    def _victims(self) -> set[str]:
-        w = self.world
-        out = set()
-        for kind, svc in w.services.items():
-            err = w.vals[w.row_of[(kind, "error_rate")]]
-            p99 = w.vals[w.row_of[(kind, "latency_p99_ms")]]
-            base = w.buf[w.row_of[(kind, "latency_p99_ms")], 0]
-            if err > 0.01 or (base > 0 and p99 > 2 * base):
-                out.add(kind)
-                out |= {r.name for r in svc.replicas}
-        return out
-
-    def _vocabulary(self) -> set[str]:
-        vocab = {k.key.lower() for k in cfgmod.KEYS}
-        vocab |= {"nvme0n1", "nvme1n1"}
-        return vocab
 
     def _control_reads(self) -> list[tuple[str, dict[str, Any]]]:
         return [("query_metrics", {"target": "load_balancer", "metric": "error_rate"}),
@@ -307,32 +298,63 @@ class Episode:
                 ("query_metrics", "load_balancer", {"metric": "error_rate"}, ""),
                 ("query_metrics", "load_balancer", {"metric": "latency_p99_ms"}, "")]
 
+    def _score_diagnosis(self) -> dict[str, Any]:
+        w = self.world
+        if self.spec.ground_truth.no_fault:
+            return diag.score_no_fault(self.st.claims)
+        service_of = {}
+        for c in self.st.claims or ():
+            e = naming.norm(str(c.get("entity", "")))
+            svc = naming.service_of(w, e)
+            if svc:
+                service_of[e] = svc
+        noise = frozenset(naming.norm(x) for x in sorted(w.noise_entities))
+        return diag.score(self.st.claims, self.truth, self._accepted, self._victims,
+                          naming.concrete_vocabulary(w), noise, service_of)
+
+    def _slo_restored_s(self) -> float | None:
+        """Seconds from the page until the edge SLOs held for good (through verification)."""
+        w = self.world
+        limits = slo_limits(w)
+        block = w.buf[:, self.col0 : w.col + 1]
+        bad = None
+        for name, row in slo_rows(w).items():
+            b = block[row] > limits[name]
+            bad = b if bad is None else bad | b
+        idx = [i for i, x in enumerate(bad.tolist()) if x]
+        if not idx:
+            return 0.0
+        if idx[-1] == block.shape[1] - 1:
+            return None
+        return round(max(0.0, (self.col0 + idx[-1] + 1) * TICK_S - self.t0), 3)
+
     def _finish(self, truncated: bool) -> dict[str, Any]:
         w = self.world
         st = self.st
         sim_seconds = w.now - self.t0
         no_fault = self.spec.ground_truth.no_fault
-        d = diag.score(st.claims or [], self.truth, self._symptomatic, self._vocab, no_fault) \
-            if st.claims is not None else diag.score([], self.truth, self._symptomatic, self._vocab, False)
-        if st.claims is None and no_fault:
-            d = {**d, "score": 0.0}
-        if not st.resolved and any(f.injected and not f.neutralised(w) for f in self.faults):
-            pass  # not premature: the agent never claimed it was over
+        d = self._score_diagnosis()
         m = verify(w, self.faults)
-        mitigated = m["mitigated"] and (not no_fault or d["score"] > 0)
-        wrong = sum(1 for x in st.writes if not x.addresses_root_cause)
+        mitigated = m["mitigated"] and (not no_fault or d["score"] >= mk.SUCCESS_DIAGNOSIS)
+        if no_fault and m["mitigated"] and not mitigated:
+            m["reasons"].append("a control task counts as mitigated only with a submitted no-fault diagnosis")
+        wrong = [x for x in st.writes if not x.addresses_root_cause]
+        success = mk.is_success(d["score"], mitigated)
         comps = mk.Components(diagnosis=d["score"], mitigation=1.0 if mitigated else 0.0,
-                              evidence=self.evidence.coverage, success=bool(d["score"] >= mk.SUCCESS_DIAGNOSIS and mitigated),
-                              wrong_fixes=wrong, destructive=len(w.destroyed), invalid=st.invalid, premature=st.premature)
+                              evidence=self.evidence.coverage, success=success, wrong_fixes=len(wrong),
+                              destructive=len(w.destroyed), invalid=st.invalid, premature=st.premature)
         total, terms = mk.marks(comps)
-        ttd = st.diagnosis_at if d["score"] >= mk.SUCCESS_DIAGNOSIS else None
-        ttm = st.healed_at if mitigated and self.faults else None
+        if isinstance(self.backend, SimBackend):
+            collateral = coll.measure(w, self.spec, self.seed, self.trajectory, [x.step for x in wrong],
+                                      self.col0, INVALID_COST_S)
+        else:
+            collateral = {"method": "unavailable", **coll.ZERO, "writes_removed": 0}
         return {
             "task_id": self.spec.id,
             "seed": self.seed,
             "marks": total,
             "marks_terms": terms,
-            "success": comps.success,
+            "success": success,
             "resolved": st.resolved,
             "truncated": truncated,
             "diagnosis": d,
@@ -341,17 +363,22 @@ class Episode:
             "evidence_coverage": round(self.evidence.coverage, 6),
             "evidence": self.evidence.report(),
             "invalid_actions": st.invalid,
-            "wrong_fixes": wrong,
+            "wrong_fixes": len(wrong),
             "destructive_actions": len(w.destroyed),
             "premature_resolution": st.premature,
             "distractor_actions": sum(1 for x in st.writes if x.distractor),
-            "collateral_errors": round(w.collateral_errors, 3),
+            "distractor_claims": len(d.get("distractor_claims", ())),
+            "collateral_errors": collateral["errors"],
+            "collateral": collateral,
             "writes": [asdict(x) for x in st.writes],
             "steps": st.steps,
             "sim_seconds": round(sim_seconds, 3),
-            "ttd_s": ttd,
-            "ttm_s": ttm,
+            "ttd_s": round(st.diagnosis_at, 3) if st.diagnosis_at is not None and d["score"] >= mk.SUCCESS_DIAGNOSIS
+            else None,
+            "ttm_s": round(st.healed_at, 3) if mitigated and self.faults and st.healed_at is not None else None,
+            "slo_restored_s": self._slo_restored_s(),
             "summary": st.summary,
+            "resolve_note": st.resolve_note,
             "ground_truth": [asdict(rc) for rc in self.truth] if not no_fault else [],
             "no_fault": no_fault,
         }

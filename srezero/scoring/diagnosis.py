@@ -1,38 +1,57 @@
 """The diagnosis oracle: a deterministic checklist of yes/no questions plus entity-level P/R/F1.
 
-Each claim is (entity, category, detail). An entity matches a root cause if it is the root cause's
-entity or one of its accepted coarser aliases (a replica's service, a disk's node, a config key's
-service). Free text is never scored.
+A diagnosis is a list of claims ``(entity, category, detail)``. A claim *localises* a root cause
+when its entity is the root cause's entity or one of its accepted coarser aliases
+(:mod:`srezero.scoring.naming`). The free-text summary is kept in the record and never scored.
 
-Checklist (each answer 0 or 1, or a fraction for multi-fault incidents):
+Checklist (each answer is 0 or 1; answers about "each root cause" are the share of root causes for
+which it holds, so a multi-fault incident earns partial credit):
 
-* localization.origin      every true root cause is named
-* localization.no_victim   no claim blames a component that only suffers downstream
-* localization.no_healthy  no claim blames a component with no part in the incident
-* characterization.mechanism  each named root cause has the right category
-* characterization.detail     each named root cause's detail is concrete and right
-* characterization.no_contradiction  no root cause is also claimed under a different category
-* scope.no_over   no more claims than root causes
-* scope.no_under  no root cause missing (matters for multi-fault incidents)
+=======================================  ============================================================
+localization.origin                      each root cause is named (its entity or an accepted alias)
+localization.no_victim                   no claim blames a downstream victim (a component visibly
+                                         suffering at page time that is not a root cause)
+localization.no_healthy                  no claim blames a component with no part in the incident
+characterization.mechanism               each root cause is claimed with its category
+characterization.detail                  ... and with the right concrete detail (:mod:`.detail`)
+characterization.no_contradiction        no root cause is claimed under two different categories
+scope.no_over                            nothing but root causes is blamed, and no root cause is
+                                         padded with more than ``MAX_CLAIMS_PER_CAUSE`` claims
+scope.no_under                           no root cause is missing (matters for multi-fault incidents)
+=======================================  ============================================================
 
-The score is the mean of the answers, and it is zero unless precision at full recall is at least
-0.5: listing every entity under every category earns nothing.
+Score ``D`` is the mean of the eight answers, with one guard: **D = 0** when there is no claim,
+when entity precision is below ``MIN_PRECISION`` (blaming as many innocents as culprits), or when
+one root cause is claimed under ``HEDGE_CATEGORIES`` or more categories (hedging). Listing every
+entity under every category therefore earns nothing.
+
+Entity precision = distinct claimed entities that localise some root cause / distinct claimed
+entities; recall = root causes localised / root causes; precision at full recall is 0 when any
+root cause is missing, otherwise the precision.
+
+On a control task (no fault) the right diagnosis is an empty list or only ``none`` claims: every
+answer is 1; any other claim makes every answer 0.
 """
 
 from __future__ import annotations
 
-import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from srezero.faults.base import RootCause
+from srezero.scoring import detail as detail_mod
+from srezero.scoring.naming import norm
 
 QUESTIONS = (
     "localization.origin", "localization.no_victim", "localization.no_healthy",
     "characterization.mechanism", "characterization.detail", "characterization.no_contradiction",
     "scope.no_over", "scope.no_under",
 )
-MAX_DETAIL_TOKENS_NAMED = 2  # a detail naming more distinct config keys/devices than this is keyword stuffing
+DIMENSIONS = ("localization", "characterization", "scope")
+MIN_PRECISION = 0.5
+HEDGE_CATEGORIES = 3
+MAX_CLAIMS_PER_CAUSE = 2
 
 
 @dataclass
@@ -50,64 +69,92 @@ class Claim:
         return cls(str(item.entity), str(item.category), str(item.detail))
 
 
-def _norm(name: str) -> str:
-    return name.strip().lower().replace(" ", "").removeprefix("/dev/")
+def _round(x: float) -> float:
+    return round(float(x), 6)
 
 
-def _matches(claim: Claim, rc: RootCause) -> bool:
-    e = _norm(claim.entity)
-    if e == _norm(rc.entity) or e in {_norm(a) for a in rc.aliases}:
-        return True
-    # a disk may be written as "node/device" or "node:/dev/device"
-    return e.replace(":/dev/", "/").replace(":", "/") == _norm(rc.entity)
-
-
-def _detail_ok(detail: str, rc: RootCause, vocabulary: set[str]) -> bool:
-    text = detail.lower()
-    if not text:
-        return False
-    named = {v for v in vocabulary if v and re.search(rf"(?<![a-z0-9_]){re.escape(v)}(?![a-z0-9_])", text)}
-    if len(named) > MAX_DETAIL_TOKENS_NAMED:
-        return False
-    return any(tok.lower() in text for tok in rc.detail_tokens if tok)
-
-
-def score(claims_in: list[Any], truth: list[RootCause], symptomatic: set[str], vocabulary: set[str],
-          no_fault: bool = False) -> dict[str, Any]:
-    """Score a diagnosis. ``symptomatic`` are entities that suffer downstream (victims)."""
-    claims = [Claim.of(c) for c in claims_in]
-    if no_fault:
-        correct = not claims or all(c.category == "none" for c in claims)
-        answers = dict.fromkeys(QUESTIONS, 1.0 if correct else 0.0)
-        return {"score": 1.0 if correct else 0.0, "checklist": answers, "precision": 1.0 if correct else 0.0,
-                "recall": 1.0, "f1": 1.0 if correct else 0.0, "precision_at_full_recall": 1.0 if correct else 0.0,
-                "claims": [c.__dict__ for c in claims]}
-    claims = [c for c in claims if c.category != "none"]
-    matched: dict[int, list[Claim]] = {i: [c for c in claims if _matches(c, rc)] for i, rc in enumerate(truth)}
-    tp_claims = [c for c in claims if any(_matches(c, rc) for rc in truth)]
-    fp_claims = [c for c in claims if c not in tp_claims]
-    located = [i for i, cs in matched.items() if cs]
-    n = len(truth)
-    recall = len(located) / n if n else 1.0
-    precision = len(tp_claims) / len(claims) if claims else 0.0
+def _result(answers: dict[str, float], precision: float, recall: float, pafr: float, score: float,
+            claims_in: Sequence[Any], **extra: Any) -> dict[str, Any]:
     f1 = 2 * precision * recall / (precision + recall) if precision + recall else 0.0
-    pafr = 0.0 if recall < 1.0 else precision
-    victims = {_norm(s) for s in symptomatic}
+    dims = {d: _round(sum(v for k, v in answers.items() if k.startswith(d + ".")) /
+                      sum(1 for k in answers if k.startswith(d + "."))) for d in DIMENSIONS}
+    return {"score": _round(score), "checklist": {k: _round(v) for k, v in answers.items()}, "dimensions": dims,
+            "precision": _round(precision), "recall": _round(recall), "f1": _round(f1),
+            "precision_at_full_recall": _round(pafr), "claims": [dict(Claim.of(c).__dict__) for c in claims_in],
+            **extra}
+
+
+def score_no_fault(claims_in: Sequence[Any] | None) -> dict[str, Any]:
+    """A control task: the right answer is "no fault" (no claims, or only ``none`` claims)."""
+    submitted = claims_in is not None
+    claims = [Claim.of(c) for c in claims_in or ()]
+    correct = submitted and all(c.category == "none" for c in claims)
+    v = 1.0 if correct else 0.0
+    return _result(dict.fromkeys(QUESTIONS, v), v, 1.0, v, v, claims_in or (),
+                   gate=None if correct else ("not_submitted" if not submitted else "blamed_a_healthy_system"),
+                   per_cause=[], victim_claims=[], healthy_claims=[norm(c.entity) for c in claims if c.category != "none"],
+                   distractor_claims=[])
+
+
+def score(claims_in: Sequence[Any] | None, truth: Sequence[RootCause], accepted: Sequence[frozenset[str]],
+          victims: frozenset[str], vocabulary: dict[str, str], noise: frozenset[str] = frozenset(),
+          service_of: dict[str, str] | None = None) -> dict[str, Any]:
+    """Score a diagnosis of a faulty task.
+
+    ``accepted[i]`` are the normalised names that localise ``truth[i]``; ``victims`` the normalised
+    names of components suffering downstream; ``vocabulary`` the world's concrete items
+    (:func:`srezero.scoring.naming.concrete_vocabulary`); ``noise`` names touched by noise and
+    distractors; ``service_of`` maps names (replicas, keys) to their service for victim checks.
+    """
+    claims = [Claim.of(c) for c in claims_in or ()]
+    claims = [c for c in claims if c.category != "none"]
+    n = len(truth)
+    ents = list(dict.fromkeys(norm(c.entity) for c in claims))
+    hits = {e: [i for i in range(n) if e in accepted[i]] for e in ents}
+    matched: list[list[Claim]] = [[c for c in claims if i in hits[norm(c.entity)]] for i in range(n)]
+    fp = [e for e in ents if not hits[e]]
+    services = service_of or {}
+    victim_fp = [e for e in fp if e in victims or services.get(e) in victims]
+    healthy_fp = [e for e in fp if e not in victim_fp]
+    located = [i for i in range(n) if matched[i]]
+    recall = len(located) / n if n else 1.0
+    precision = (len(ents) - len(fp)) / len(ents) if ents else 0.0
+    pafr = precision if recall >= 1.0 else 0.0
+
+    per_cause = []
+    mech = det = 0
+    for i, rc in enumerate(truth):
+        right = [c for c in matched[i] if c.category == rc.category]
+        ok_detail, why = False, "not named" if not matched[i] else "wrong category"
+        for c in right:
+            ok_detail, why = detail_mod.check(c.detail, c.entity, rc, vocabulary)
+            if ok_detail:
+                break
+        mech += bool(right)
+        det += ok_detail
+        per_cause.append({"entity": rc.entity, "named": bool(matched[i]), "mechanism": bool(right),
+                          "detail": ok_detail, "detail_reason": why,
+                          "categories_claimed": sorted({c.category for c in matched[i]})})
+    categories = [len({c.category for c in matched[i]}) for i in range(n)]
     answers = {
         "localization.origin": recall,
-        "localization.no_victim": 0.0 if any(_norm(c.entity) in victims for c in fp_claims) else 1.0,
-        "localization.no_healthy": 0.0 if any(_norm(c.entity) not in victims for c in fp_claims) else 1.0,
-        "characterization.mechanism": sum(any(c.category == truth[i].category for c in matched[i]) for i in located) / n,
-        "characterization.detail": sum(any(c.category == truth[i].category and _detail_ok(c.detail, truth[i], vocabulary)
-                                           for c in matched[i]) for i in located) / n,
-        "characterization.no_contradiction": 0.0 if any(len({c.category for c in matched[i]}) > 1 for i in located) else 1.0,
-        "scope.no_over": 1.0 if len(claims) <= n and not fp_claims else 0.0,
-        "scope.no_under": 1.0 if recall == 1.0 else 0.0,
+        "localization.no_victim": 0.0 if victim_fp else 1.0,
+        "localization.no_healthy": 0.0 if healthy_fp else 1.0,
+        "characterization.mechanism": mech / n if n else 1.0,
+        "characterization.detail": det / n if n else 1.0,
+        "characterization.no_contradiction": 0.0 if any(k > 1 for k in categories) else 1.0,
+        "scope.no_over": 1.0 if not fp and all(len(m) <= MAX_CLAIMS_PER_CAUSE for m in matched) else 0.0,
+        "scope.no_under": 1.0 if recall >= 1.0 else 0.0,
     }
+    gate = None
     if not claims:
+        gate = "no_claims"
         answers = dict.fromkeys(QUESTIONS, 0.0)
+    elif precision < MIN_PRECISION:
+        gate = "low_precision"
+    elif any(k >= HEDGE_CATEGORIES for k in categories):
+        gate = "hedged_categories"
     raw = sum(answers.values()) / len(answers)
-    value = raw if pafr >= 0.5 else 0.0
-    return {"score": round(value, 6), "checklist": {k: round(v, 6) for k, v in answers.items()},
-            "precision": round(precision, 6), "recall": round(recall, 6), "f1": round(f1, 6),
-            "precision_at_full_recall": round(pafr, 6), "claims": [Claim.of(c).__dict__ for c in claims_in]}
+    return _result(answers, precision, recall, pafr, 0.0 if gate else raw, claims_in or (), gate=gate,
+                   per_cause=per_cause, victim_claims=victim_fp, healthy_claims=healthy_fp,
+                   distractor_claims=[e for e in fp if e in noise])

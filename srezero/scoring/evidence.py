@@ -1,8 +1,11 @@
 """Evidence coverage: which of the task's declared signals the agent's reads actually surfaced.
 
-A signal is (tool, entity, required args, pattern). It is surfaced when the agent calls that tool
-on that entity (or one of its replicas), with those arguments, and the observation text matches the
-pattern. Looking in the right place at the wrong time (before the symptom exists) does not count.
+A signal is (tool, entity, required args, pattern), declared by the fault primitive
+(``Fault.signals``). It is surfaced when the agent calls that tool on that entity (or one of its
+replicas or the node's replicas; ``*`` means any target), with those arguments, and the observation
+text the agent received matches the pattern. Looking in the right place at the wrong time (before
+the symptom exists, or with a search pattern that filters it out) does not count. Coverage is the
+share of signals surfaced; a control task (no fault) uses a few generic health reads.
 """
 
 from __future__ import annotations
@@ -55,4 +58,5 @@ class EvidenceTracker:
 
         return {"coverage": round(self.coverage, 6),
                 "found": [desc(i) for i, f in enumerate(self.found) if f],
-                "missed": [desc(i) for i, f in enumerate(self.found) if not f]}
+                "missed": [desc(i) for i, f in enumerate(self.found) if not f],
+                "found_at_step": [self.found_at_step[i] for i, f in enumerate(self.found) if f]}

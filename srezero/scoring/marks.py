@@ -3,35 +3,42 @@
     base  = 40 * D  +  40 * M  +  10 * E  +  10 * S
     marks = clamp(base - penalties, 0, 100)
 
-* D, diagnosis: the checklist score from :mod:`srezero.scoring.diagnosis` (0 unless precision at
-  full recall is at least 0.5).
-* M, mitigation: 1 if the mitigation oracle passes (every fault neutralised, SLOs held through the
-  verification window, nothing destroyed), else 0. On a no-fault task, M also needs a correct
-  "no fault" diagnosis: leaving a healthy system alone only counts when it was a decision.
-* E, evidence coverage: the share of the task's evidence signals the agent's reads surfaced.
-  Worth at most 10, so gathering evidence never outweighs solving the incident (80).
-* S, success: 1 when D >= 0.99 and M = 1 in the same episode.
+* D, diagnosis (0-1): the checklist score of :mod:`srezero.scoring.diagnosis` (the mean of eight
+  yes/no answers; 0 when the diagnosis blames as many innocents as culprits or hedges categories).
+  On a control task (no fault) D is 1 for a submitted "no fault" diagnosis, else 0.
+* M, mitigation (0 or 1): the mitigation oracle (:mod:`srezero.scoring.mitigation`) passes: every
+  fault neutralised, no relapse, SLOs held through the verification window, nothing destroyed.
+  On a control task M also needs D = 1: leaving a healthy system alone only counts as a decision.
+* E, evidence coverage (0-1): the share of the task's evidence signals the agent's reads surfaced.
+  Worth at most 10, so gathering evidence never outweighs solving the incident (D and M: 80).
+* S, success (0 or 1): D >= ``SUCCESS_DIAGNOSIS`` and M = 1 in the same episode.
 
-Penalties (each write is judged when it is made):
+Penalties (each write is judged when it is made, :mod:`srezero.scoring.writes`):
 
-* wrong fix: 10 per write that addresses no root cause (restarts, scaling or rollbacks aimed at the
-  wrong thing; on a no-fault task every write is a wrong fix);
-* destructive action: 20 per destruction (scaling a service to zero, rolling back a release the
-  schema needs, a failover that loses writes, draining the primary database's node);
-* invalid action: 1 per invalid action, at most 10;
+* wrong fix: the k-th write that addresses no root cause costs 10 * k (one: 10, two: 30, three: 60,
+  four: 100). A wrong fix is a restart, scale, rollback or config change aimed at the wrong thing or
+  with an unsafe value; on a control task every write is one. The escalation is the lesson of the
+  static-fixture predecessor, where three wrong restarts before the right fix still earned half
+  marks: one honest mistake is cheap, trial-and-error remediation is not;
+* destructive action: 20 per destructive consequence recorded by the world (scaling to zero, rolling
+  back a release the schema needs, a failover that loses writes, draining the primary's node);
+* invalid action: 1 per invalid action (unknown tool, bad argument), at most 10 in all;
 * premature resolution: 10 when resolve is called while a root cause is still active.
 
-Perfect play (full evidence, right diagnosis, minimal right fix, resolve) scores 100. Doing nothing
-and resolving scores 0 (no diagnosis, no mitigation, no evidence). A shotgun agent loses 10 per
-wrong write and 20 per destruction, and a diagnosis blaming everything scores D = 0.
+Properties: perfect play (full evidence, right diagnosis, minimal right fix, resolve) scores 100.
+Doing nothing and resolving scores 0 (no diagnosis, no mitigation, premature). Three wrong
+restarts before an otherwise perfect fix score 40; a shotgun agent's fourth wrong write alone
+cancels everything a lucky hit can earn.
 
-Step rewards are potential-based: with potential
+Step rewards (for learning agents) are potential-based. With the potential
 
     phi_t = (10 * E_t + 20 * H_t - P_t) / 100
 
-(E_t evidence so far, H_t the share of faults neutralised now, P_t penalties so far), each step's
-reward is phi_t - phi_{t-1}, and the final step's reward is marks/100 - phi_{T-1}, so the rewards
-of an episode sum exactly to marks / 100.
+(E_t evidence coverage so far, H_t the share of faults neutralised now, P_t the penalties incurred
+so far), every non-final step returns phi_t - phi_{t-1} (phi_0 = 0 at reset) and the final step
+returns marks/100 minus the sum of all earlier rewards. The rewards of an episode therefore sum to
+marks / 100 exactly; the shaping only moves credit earlier in time (surfacing evidence and restoring
+health pay at once, wrong writes cost at once), never changes the total.
 """
 
 from __future__ import annotations
@@ -42,6 +49,7 @@ W_DIAGNOSIS = 40.0
 W_MITIGATION = 40.0
 W_EVIDENCE = 10.0
 W_SUCCESS = 10.0
+W_HEALTH_SHAPING = 20.0  # weight of H_t in the step-reward potential (not part of the marks)
 P_WRONG_FIX = 10.0
 P_DESTRUCTIVE = 20.0
 P_INVALID = 1.0
@@ -62,9 +70,18 @@ class Components:
     premature: bool
 
 
+def wrong_fix_penalty(n: int) -> float:
+    """The total cost of ``n`` wrong fixes: 10 + 20 + ... + 10 n."""
+    return P_WRONG_FIX * n * (n + 1) / 2
+
+
 def penalties(wrong_fixes: int, destructive: int, invalid: int, premature: bool) -> float:
-    return (P_WRONG_FIX * wrong_fixes + P_DESTRUCTIVE * destructive
+    return (wrong_fix_penalty(wrong_fixes) + P_DESTRUCTIVE * destructive
             + min(P_INVALID_CAP, P_INVALID * invalid) + (P_PREMATURE if premature else 0.0))
+
+
+def is_success(diagnosis: float, mitigated: bool) -> bool:
+    return diagnosis >= SUCCESS_DIAGNOSIS and mitigated
 
 
 def marks(c: Components) -> tuple[float, dict[str, float]]:
@@ -74,7 +91,7 @@ def marks(c: Components) -> tuple[float, dict[str, float]]:
         "mitigation": W_MITIGATION * c.mitigation,
         "evidence": W_EVIDENCE * c.evidence,
         "success": W_SUCCESS if c.success else 0.0,
-        "wrong_fix_penalty": -P_WRONG_FIX * c.wrong_fixes,
+        "wrong_fix_penalty": -wrong_fix_penalty(c.wrong_fixes),
         "destructive_penalty": -P_DESTRUCTIVE * c.destructive,
         "invalid_penalty": -min(P_INVALID_CAP, P_INVALID * c.invalid),
         "premature_penalty": -P_PREMATURE if c.premature else 0.0,
@@ -84,4 +101,5 @@ def marks(c: Components) -> tuple[float, dict[str, float]]:
 
 
 def potential(evidence: float, healed: float, penalty_so_far: float) -> float:
-    return (W_EVIDENCE * evidence + 20.0 * healed - penalty_so_far) / 100.0
+    """The shaping potential phi (see the module docstring)."""
+    return (W_EVIDENCE * evidence + W_HEALTH_SHAPING * healed - penalty_so_far) / 100.0

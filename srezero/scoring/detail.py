@@ -1,0 +1,115 @@
+"""Is a claim's concrete detail right? A deterministic test that keyword stuffing cannot pass.
+
+A detail is *right* for a root cause when all of these hold:
+
+1. **It names the cause.** The detail text contains one of the root cause's detail tokens (the key,
+   the device, the release, the mechanism word the primitive declares).
+2. **It is concrete.** If the root cause has concrete tokens (anything that looks like a config key,
+   a device, a version or a host: it contains ``_ . -`` or a digit), one of them appears in the
+   detail or in the claim's entity. "a memory leak" is not the concrete detail of a leak shipped in
+   release v1.25.2; "v1.25.2 leaks memory" is.
+3. **It is not stuffed.** It names at most ``MAX_FOREIGN_CONCRETE`` concrete things that do not belong
+   to this root cause (other keys, devices, versions, nodes, replicas), and uses mechanism words from
+   at most ``MAX_FOREIGN_FAMILIES`` families that this fault's own description does not use. One
+   string listing every key, every device and every mechanism fails this for every root cause.
+
+The mechanism families below are a fixed lexicon (not learned, not task-specific). A family counts
+as the fault's *own* when any of its words appears in the root cause (entity, aliases, detail,
+tokens) or in the primitive's published metadata (description, signal and remedy descriptions).
+"""
+
+from __future__ import annotations
+
+import re
+from functools import lru_cache
+from typing import TYPE_CHECKING
+
+from srezero.scoring.naming import is_concrete
+
+if TYPE_CHECKING:
+    from srezero.faults.base import RootCause
+
+MAX_FOREIGN_CONCRETE = 2
+MAX_FOREIGN_FAMILIES = 3
+
+#: Mechanism families: words an explanation of one kind of fault uses. Matched case-insensitively
+#: at the start of a word, so "leak" also matches "leaks" and "leaking".
+FAMILIES: dict[str, tuple[str, ...]] = {
+    "memory": ("memory", "oom", "out of memory", "heap", "rss", "leak"),
+    "crash": ("crash", "exit", "panic", "segfault", "backoff"),
+    "disk": ("sector", "i/o error", "io error", "eio", "smart", "bad block", "medium error", "disk full",
+             "inode", "fsync", "filesystem"),
+    "hardware": ("ecc", "thermal", "overheat", "power supply", "dead node", "kernel panic"),
+    "network": ("packet", "loss", "flap", "conntrack", "dns", "mtu", "retransmi", "partition"),
+    "auth": ("certificat", "tls", "ssl", "expired", "expiry", "clock", "skew", "ntp", "credential",
+             "password", "authenticat", "unauthori"),
+    "connections": ("pool", "connection", "file descriptor", "ulimit", "ephemeral port", "socket"),
+    "retry": ("retry", "retries", "timeout", "timed out", "amplif", "thundering herd", "metastable"),
+    "capacity": ("capacity", "under-provision", "underprovision", "saturat", "throughput", "scale up",
+                 "rate limit", "throttl"),
+    "queue": ("queue", "backlog", "consumer", "poison", "visibility", "dead letter", "dlq", "redeliver"),
+    "cache": ("cache", "evict", "stampede", "hit ratio", "hit rate", "hot key", "ttl"),
+    "database": ("index", "slow quer", "deadlock", "lock wait", "vacuum", "bloat", "replication lag",
+                 "dead tuple", "split brain", "long transaction"),
+    "code": ("release", "deploy", "regression", "bug", "exception", "rollout", "version"),
+}
+
+_WORD_CHARS = "a-z0-9_"
+
+
+@lru_cache(maxsize=512)
+def _term_rx(term: str) -> re.Pattern[str]:
+    return re.compile(rf"(?<![{_WORD_CHARS}]){re.escape(term)}")
+
+
+@lru_cache(maxsize=4096)
+def _item_rx(item: str) -> re.Pattern[str]:
+    return re.compile(rf"(?<![{_WORD_CHARS}]){re.escape(item)}(?![{_WORD_CHARS}])")
+
+
+def families_in(text: str) -> frozenset[str]:
+    """The mechanism families whose words appear in ``text``."""
+    t = text.lower()
+    return frozenset(f for f, terms in FAMILIES.items() if any(_term_rx(x).search(t) for x in terms))
+
+
+def concrete_in(text: str, vocabulary: dict[str, str]) -> frozenset[str]:
+    """The canonical concrete items (keys, devices, versions, names) that ``text`` names."""
+    t = text.lower()
+    return frozenset(canon for surface, canon in vocabulary.items() if surface in t and _item_rx(surface).search(t))
+
+
+def own_text(rc: RootCause) -> str:
+    """Everything that describes this root cause: its fields plus its primitive's published metadata."""
+    from srezero.faults.base import REGISTRY
+
+    parts = [rc.entity, rc.detail, *rc.aliases, *rc.detail_tokens]
+    cls = REGISTRY.get(rc.fault)
+    if cls is not None:
+        m = cls.meta
+        parts += [m.description, *(s.description for s in m.signals), *(s.pattern for s in m.signals),
+                  *(r.description for r in m.remedies)]
+    return " ".join(p for p in parts if p).lower()
+
+
+def check(detail: str, entity: str, rc: RootCause, vocabulary: dict[str, str]) -> tuple[bool, str]:
+    """Is ``detail`` (with the claim's ``entity``) the right concrete detail of ``rc``? Returns the
+    answer and, when it is no, the reason in words."""
+    text = detail.strip().lower()
+    if not text:
+        return False, "no detail given"
+    tokens = [t.lower() for t in rc.detail_tokens if t]
+    if not any(t in text for t in tokens):
+        return False, "the detail does not name the cause"
+    concrete = [t for t in tokens if is_concrete(t)]
+    if concrete and not any(t in text or t in entity.lower() for t in concrete):
+        return False, "the detail is not concrete (no key, device, release or value of this cause)"
+    own = own_text(rc)
+    own_items = concrete_in(own, vocabulary)
+    foreign_items = concrete_in(text, vocabulary) - own_items
+    if len(foreign_items) > MAX_FOREIGN_CONCRETE:
+        return False, f"the detail names {len(foreign_items)} unrelated keys/devices/versions (stuffing)"
+    foreign_fams = families_in(text) - families_in(own)
+    if len(foreign_fams) > MAX_FOREIGN_FAMILIES:
+        return False, f"the detail mixes {len(foreign_fams)} unrelated fault mechanisms (stuffing)"
+    return True, ""

@@ -1,0 +1,126 @@
+"""Judging each write when it is made: does it address a root cause, is it destructive, a distractor?
+
+A write *addresses a root cause* when either
+
+* it is one of the writes of a still-active fault's minimal fix (same tool and same arguments as in
+  ``Fault.oracle_fix``, except ``value``), and a ``value`` it sets is safe: inside the config key's
+  envelope (:mod:`srezero.faults.envelopes`) for ``set_config`` keys that have one, otherwise the
+  fix's own value, or
+* it neutralised a fault (active before the write, neutralised right after it) and it is aimed at
+  that fault: its target is the fault's entity, an alias, or the fault's service or node, or the
+  tool is one of the primitive's declared remedies.
+
+Anything else is a *wrong fix*: on a control task every write is one. A write is *destructive* when
+it appended to ``World.destroyed`` (the world records the consequence, not the intent). A wrong fix
+aimed at something only noise or a distractor touched (``World.noise_entities``) is a *distractor
+failure*.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from srezero.faults.envelopes import ENVELOPES
+from srezero.scoring.naming import accepted_names, norm
+
+if TYPE_CHECKING:
+    from srezero.faults.base import Fault, RootCause
+    from srezero.sim.world import World
+
+TARGET_ARGS = ("service", "target", "node", "entity", "replica", "disk")
+
+
+def target_of(args: dict[str, Any]) -> str:
+    """The entity a tool call is aimed at (its first target-like argument)."""
+    return str(next((args[k] for k in TARGET_ARGS if args.get(k)), ""))
+
+
+def write_key(tool: str, args: dict[str, Any]) -> tuple[Any, ...]:
+    """What makes two writes "the same write": the tool and every argument but ``value``, after
+    validation fills defaults (so ``failover()`` and ``failover(service="database")`` agree)."""
+    from srezero.tools.registry import ToolError, load_tools
+
+    spec = load_tools().get(tool)
+    full = dict(args)
+    if spec is not None:
+        with contextlib.suppress(ToolError):
+            full = spec.validate(args)
+    return (tool, *sorted((k, repr(v)) for k, v in full.items() if k != "value"))
+
+
+@dataclass
+class Judgement:
+    addresses_root_cause: bool
+    destructive: list[str]
+    distractor: bool
+    reason: str
+
+
+class WriteJudge:
+    """Built once per episode from the faults' (privileged) knowledge; judges writes as they happen."""
+
+    def __init__(self, w: World, faults: list[Fault], truth: list[RootCause]) -> None:
+        self.faults = faults
+        self.fixes: list[dict[tuple[Any, ...], Any]] = []
+        self.related: list[frozenset[str]] = []
+        self.remedies: list[frozenset[str]] = []
+        for f, rc in zip(faults, truth):
+            plan = f.oracle_fix(w)
+            self.fixes.append({write_key(a["tool"], a["args"]): a["args"].get("value") for a in plan})
+            names = set(accepted_names(w, rc)) | {norm(f.target.name)}
+            obj = f.target.obj
+            for attr in ("service", "node"):
+                sub = getattr(obj, attr, None)
+                if sub is not None:
+                    names.add(norm(getattr(sub, "kind", None) or sub.name))
+            names |= {norm(a["args"].get("service") or "") for a in plan} - {""}
+            self.related.append(frozenset(names))
+            self.remedies.append(frozenset(r.tool for r in f.meta.remedies))
+
+    def active(self, w: World) -> list[bool]:
+        """Which faults are injected and not neutralised right now."""
+        return [f.injected and not f.neutralised(w) for f in self.faults]
+
+    def judge(self, w: World, tool: str, args: dict[str, Any], active_before: list[bool],
+              destroyed_before: int) -> Judgement:
+        active_after = self.active(w)
+        destructive = list(w.destroyed[destroyed_before:])
+        key = write_key(tool, args)
+        target = norm(target_of(args))
+        reason = "addresses no root cause"
+        ok = False
+        for i, fix in enumerate(self.fixes):
+            if not active_before[i]:
+                continue
+            if key in fix and self._value_ok(w, tool, args, fix[key]):
+                ok, reason = True, f"part of the fix of {self.faults[i].meta.name}"
+                break
+            if key in fix:
+                reason = f"right place, unsafe value for {self.faults[i].meta.name}"
+            if not active_after[i] and (target in self.related[i] or tool in self.remedies[i]):
+                ok, reason = True, f"neutralised {self.faults[i].meta.name}"
+                break
+        distractor = not ok and bool(target) and target in {norm(x) for x in sorted(w.noise_entities)} \
+            and not any(target in r for r in self.related)
+        return Judgement(ok, destructive, distractor, reason)
+
+    @staticmethod
+    def _value_ok(w: World, tool: str, args: dict[str, Any], fix_value: Any) -> bool:
+        """A write with a ``value`` must set a safe one: inside the config key's envelope when it
+        has one, otherwise the fix's own value (other safe values still count when they neutralise)."""
+        if "value" not in args:
+            return True
+        if tool == "set_config":
+            service, key = str(args.get("service")), str(args.get("key"))
+            check = ENVELOPES.get((service, key))
+            svc = w.services.get(service)
+            value = svc.config.get(key) if svc is not None else args.get("value")
+            if check is not None:
+                try:
+                    return bool(check(w, value))
+                except (TypeError, ValueError):
+                    return False
+            return value == fix_value
+        return args.get("value") == fix_value or str(args.get("value")) == str(fix_value)

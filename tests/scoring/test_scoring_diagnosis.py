@@ -1,0 +1,178 @@
+"""The diagnosis checklist, answer by answer, on hand-built root causes (no world needed)."""
+
+from __future__ import annotations
+
+import pytest
+
+from srezero.faults.base import CATEGORIES, RootCause
+from srezero.scoring import detail, naming
+from srezero.scoring import diagnosis as diag
+
+KEY = RootCause(entity="web_server.db_timeout_ms", category="misconfiguration", detail="db_timeout_ms set to 40",
+                detail_tokens=("db_timeout_ms",), aliases=("web_server",), fault="bad_config", layer="application")
+DISK = RootCause(entity="node-ab12/nvme1n1", category="hardware", detail="latent sector errors on nvme1n1",
+                 detail_tokens=("sector", "I/O error", "nvme1n1", "smart"), aliases=("node-ab12",),
+                 fault="latent_sector_errors", layer="disk")
+LEAK = RootCause(entity="web_server", category="code_defect", detail="release v1.25.2 leaks memory",
+                 detail_tokens=("leak", "v1.25.2", "memory"), fault="memory_leak", layer="application")
+VOCAB = {"db_timeout_ms": "db_timeout_ms", "db_retries": "db_retries", "db_pool_size": "db_pool_size",
+         "max_connections": "max_connections", "statement_timeout_ms": "statement_timeout_ms",
+         "nvme0n1": "nvme0n1", "nvme1n1": "nvme1n1", "v1.25.2": "v1.25.2", "v1.25.1": "v1.25.1",
+         "v3.19.0": "v3.19.0", "node-ab12": "node-ab12", "node-cd34": "node-cd34", "web-aaaaa": "web-aaaaa"}
+VICTIMS = frozenset({"load_balancer", "database", "web-aaaaa"})
+
+
+def score(claims, truth=(KEY,), **kw):
+    accepted = [naming.accepted_names(None, rc) for rc in truth]
+    return diag.score(claims, list(truth), accepted, kw.pop("victims", VICTIMS), VOCAB, **kw)
+
+
+def claim(entity, category="misconfiguration", detail_text="db_timeout_ms is 40 ms, far too low"):
+    return {"entity": entity, "category": category, "detail": detail_text}
+
+
+def test_perfect_diagnosis_answers_every_question_yes() -> None:
+    d = score([claim("web_server.db_timeout_ms")])
+    assert d["score"] == 1.0 and d["gate"] is None
+    assert set(d["checklist"].values()) == {1.0}
+    assert d["dimensions"] == {"localization": 1.0, "characterization": 1.0, "scope": 1.0}
+    assert (d["precision"], d["recall"], d["f1"], d["precision_at_full_recall"]) == (1.0, 1.0, 1.0, 1.0)
+
+
+@pytest.mark.parametrize("entity", ["web_server.db_timeout_ms", "WEB_SERVER.DB_TIMEOUT_MS", " web_server:db_timeout_ms ",
+                                    "web_server/db_timeout_ms", "web_server"])
+def test_config_key_names_and_coarser_alias_localise(entity: str) -> None:
+    assert score([claim(entity)])["checklist"]["localization.origin"] == 1.0
+
+
+@pytest.mark.parametrize("entity", ["node-ab12/nvme1n1", "node-ab12:/dev/nvme1n1", "node-ab12:nvme1n1", "node-ab12"])
+def test_disk_names_and_node_alias_localise(entity: str) -> None:
+    d = score([claim(entity, "hardware", "pending sectors on nvme1n1")], truth=(DISK,))
+    assert d["score"] == 1.0, d
+
+
+def test_finer_name_is_not_an_alias() -> None:
+    # blaming one replica for a service-wide leak does not localise it (and replicas cannot multiply credit)
+    d = score([claim("web-aaaaa", "code_defect", "release v1.25.2 leaks memory")], truth=(LEAK,))
+    assert d["checklist"]["localization.origin"] == 0.0 and d["score"] == 0.0
+
+
+def test_blaming_a_victim_too() -> None:
+    d = score([claim("web_server.db_timeout_ms"), claim("database", "capacity", "overloaded")])
+    c = d["checklist"]
+    assert c["localization.no_victim"] == 0.0 and c["localization.no_healthy"] == 1.0 and c["scope.no_over"] == 0.0
+    assert d["precision"] == 0.5 and d["recall"] == 1.0 and d["precision_at_full_recall"] == 0.5
+    assert d["score"] == pytest.approx(6 / 8) and d["victim_claims"] == ["database"]
+
+
+def test_victim_config_key_and_replica_count_as_victims() -> None:
+    d = score([claim("web_server.db_timeout_ms"), claim("database.max_connections")],
+              service_of={"database.max_connections": "database"})
+    assert d["checklist"]["localization.no_victim"] == 0.0
+
+
+def test_blaming_a_healthy_component_too() -> None:
+    d = score([claim("web_server.db_timeout_ms"), claim("cache", "capacity", "too small")])
+    assert d["checklist"]["localization.no_healthy"] == 0.0 and d["checklist"]["localization.no_victim"] == 1.0
+    assert d["healthy_claims"] == ["cache"]
+
+
+def test_distractor_claims_are_reported() -> None:
+    d = score([claim("web_server.db_timeout_ms"), claim("cache")], noise=frozenset({"cache"}))
+    assert d["distractor_claims"] == ["cache"]
+
+
+def test_wrong_category() -> None:
+    c = score([claim("web_server.db_timeout_ms", "capacity")])["checklist"]
+    assert c["characterization.mechanism"] == 0.0 and c["characterization.detail"] == 0.0
+    assert c["characterization.no_contradiction"] == 1.0 and c["localization.origin"] == 1.0
+
+
+def test_two_categories_contradict() -> None:
+    d = score([claim("web_server.db_timeout_ms"), claim("web_server", "capacity")])
+    assert d["checklist"]["characterization.no_contradiction"] == 0.0
+    assert d["checklist"]["characterization.mechanism"] == 1.0 and d["score"] == pytest.approx(7 / 8)
+
+
+def test_hedging_three_categories_earns_nothing() -> None:
+    d = score([claim("web_server.db_timeout_ms", c) for c in ("misconfiguration", "capacity", "network")])
+    assert d["gate"] == "hedged_categories" and d["score"] == 0.0
+
+
+def test_padding_one_cause_is_over_attribution() -> None:
+    d = score([claim("web_server.db_timeout_ms")] * 3)
+    assert d["checklist"]["scope.no_over"] == 0.0 and d["score"] == pytest.approx(7 / 8)
+    assert score([claim("web_server.db_timeout_ms")] * 2)["checklist"]["scope.no_over"] == 1.0
+
+
+def test_multi_fault_partial_credit_and_under_attribution() -> None:
+    both = (KEY, DISK)
+    d = score([claim("web_server.db_timeout_ms")], truth=both)
+    c = d["checklist"]
+    assert c["localization.origin"] == 0.5 and c["scope.no_under"] == 0.0 and c["characterization.mechanism"] == 0.5
+    assert d["recall"] == 0.5 and d["precision"] == 1.0 and d["precision_at_full_recall"] == 0.0
+    assert d["f1"] == pytest.approx(2 / 3)
+    full = score([claim("web_server.db_timeout_ms"), claim("node-ab12", "hardware", "bad sectors on nvme1n1")], truth=both)
+    assert full["score"] == 1.0
+
+
+def test_every_entity_under_every_category_scores_zero() -> None:
+    entities = ["load_balancer", "web_server", "cache", "database", "message_queue", "worker", "web-aaaaa",
+                "node-ab12", "node-cd34", "node-ab12/nvme1n1", "web_server.db_timeout_ms", "web_server.db_retries"]
+    claims = [claim(e, c, "everything") for e in entities for c in CATEGORIES if c != "none"]
+    for truth in ((KEY,), (DISK,), (LEAK,), (KEY, DISK)):
+        d = score(claims, truth=truth)
+        assert d["score"] == 0.0 and d["gate"] == "low_precision", truth
+
+
+def test_no_claims_scores_zero() -> None:
+    for claims in ([], None, [claim("web_server", "none")]):
+        d = score(claims)
+        assert d["score"] == 0.0 and d["gate"] == "no_claims" and set(d["checklist"].values()) == {0.0}
+
+
+def test_control_task() -> None:
+    assert diag.score_no_fault([])["score"] == 1.0
+    assert diag.score_no_fault([{"entity": "load_balancer", "category": "none", "detail": "noise"}])["score"] == 1.0
+    assert diag.score_no_fault(None)["score"] == 0.0  # never submitted: not a decision
+    wrong = diag.score_no_fault([claim("database", "capacity")])
+    assert wrong["score"] == 0.0 and set(wrong["checklist"].values()) == {0.0}
+
+
+# ---------------------------------------------------------------------------- the concrete detail
+def detail_ok(text: str, rc: RootCause = KEY, entity: str | None = None) -> bool:
+    return detail.check(text, entity or rc.entity, rc, VOCAB)[0]
+
+
+def test_honest_details_pass() -> None:
+    assert detail_ok("db_timeout_ms was set to 40 ms; queries time out and retries exhaust the connection pool")
+    assert detail_ok("v1.25.2 leaks memory until the OOM killer restarts the pods", LEAK)
+    assert detail_ok("SMART shows pending sectors and dmesg I/O errors on nvme1n1", DISK)
+
+
+def test_detail_must_name_the_cause_concretely() -> None:
+    assert not detail_ok("")
+    assert not detail_ok("a timeout is wrong")  # no key
+    assert not detail_ok("the new release leaks memory", LEAK)  # no release named
+    # the device may be named by the claim's entity instead
+    assert detail_ok("latent sector errors", DISK, entity="node-ab12/nvme1n1")
+    assert not detail_ok("latent sector errors", DISK, entity="node-ab12")
+
+
+def test_keyword_stuffing_earns_nothing() -> None:
+    every_key = " ".join(VOCAB)
+    every_mechanism = ("memory leak OOM sector I/O error SMART certificate expired clock skew packet loss conntrack "
+                       "connection pool retry timeout crash loop capacity queue backlog cache eviction slow query "
+                       "index lock release regression")
+    for rc in (KEY, DISK, LEAK):
+        assert not detail_ok(every_key + " " + every_mechanism, rc)
+        assert not detail_ok(f"{rc.detail} {every_key}", rc)  # the right detail plus every other key
+        assert not detail_ok(f"{rc.detail} {every_mechanism}", rc)  # the right detail plus every mechanism
+    d = score([claim("web_server.db_timeout_ms", detail_text=every_key + " " + every_mechanism)])
+    assert d["checklist"]["characterization.detail"] == 0.0 and d["per_cause"][0]["detail_reason"]
+
+
+def test_summary_is_never_needed() -> None:
+    # the checklist takes no summary at all; a claim's detail is the only text that is scored
+    with_detail = score([claim("web_server.db_timeout_ms")])
+    assert with_detail["score"] == 1.0

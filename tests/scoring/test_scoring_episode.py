@@ -1,0 +1,186 @@
+"""Episode metrics, write judgements and step rewards, pinned on hand-built trajectories."""
+
+from __future__ import annotations
+
+import pytest
+from scoring_helpers import (
+    control_spec,
+    crash_loop_spec,
+    oracle_fix,
+    oracle_reads,
+    play_script,
+    pool_spec,
+    run,
+    truth_claims,
+)
+
+from srezero.scoring import marks as mk
+
+
+def fix(env):
+    return oracle_fix(env)[0]
+
+
+def fix_with(value):
+    def action(env):
+        a = fix(env)
+        return {"tool": a["tool"], "args": {**a["args"], "value": value}}
+    return action
+
+
+def perfect(env):
+    return [*oracle_reads(env), truth_claims(env), *oracle_fix(env)]
+
+
+# ---------------------------------------------------------------------------- time, steps, invalid
+def test_ttd_ttm_steps_and_invalid_actions() -> None:
+    # get_alerts costs 5 s, an invalid action 2 s, submit_diagnosis 5 s, set_config 15 s
+    _env, r, _ = run(crash_loop_spec(), ["get_alerts()", "nonsense(", truth_claims, fix])
+    assert r["ttd_s"] == 12.0 and r["ttm_s"] == 27.0
+    assert r["steps"] == 5 and r["invalid_actions"] == 1 and r["marks_terms"]["invalid_penalty"] == -1.0
+    assert r["success"] and not r["premature_resolution"] and r["sim_seconds"] == 27.0
+
+
+def test_ttd_needs_a_correct_diagnosis_and_ttm_a_mitigation() -> None:
+    wrong = {"tool": "submit_diagnosis", "args": {"root_causes": [
+        {"entity": "database", "category": "capacity", "detail": "overloaded"}]}}
+    _env, r, _ = run(crash_loop_spec(), [wrong])
+    assert r["ttd_s"] is None and r["ttm_s"] is None and not r["mitigated"]
+
+
+def test_invalid_penalty_is_capped() -> None:
+    _env, r, _ = run(crash_loop_spec(), ["nonsense("] * 14)
+    assert r["invalid_actions"] == 14 and r["marks_terms"]["invalid_penalty"] == -mk.P_INVALID_CAP
+
+
+# ---------------------------------------------------------------------------- writes
+def test_right_fix_is_not_a_wrong_fix() -> None:
+    _env, r, _ = play_script(crash_loop_spec(), perfect)
+    assert r["wrong_fixes"] == 0 and r["writes"][0]["addresses_root_cause"] and r["marks"] == 100.0
+
+
+def test_wrong_restart_is_a_wrong_fix_with_collateral() -> None:
+    _env, r, _ = run(crash_loop_spec(), ['restart(target="load_balancer")', truth_claims, fix])
+    assert r["wrong_fixes"] == 1 and r["marks_terms"]["wrong_fix_penalty"] == -mk.P_WRONG_FIX
+    assert r["writes"][0]["reason"] == "addresses no root cause" and r["mitigated"]
+    assert r["collateral"]["method"] == "counterfactual" and r["collateral"]["writes_removed"] == 1
+    assert r["collateral_errors"] == r["collateral"]["errors"] > 100  # the edge dropped requests
+    assert r["marks"] == 100.0 - mk.P_WRONG_FIX - mk.W_EVIDENCE
+
+
+def test_no_wrong_write_means_no_collateral() -> None:
+    _env, r, _ = play_script(crash_loop_spec(), perfect)
+    assert r["collateral"]["method"] == "no_wrong_writes" and r["collateral_errors"] == 0.0
+
+
+def test_right_key_with_unsafe_value_is_a_wrong_fix() -> None:
+    _env, r, _ = run(crash_loop_spec(), [truth_claims, fix_with("postgres://nowhere:5432/db")])
+    assert r["wrong_fixes"] == 1 and r["writes"][0]["reason"].startswith("right place, unsafe value")
+    assert not r["mitigated"]
+
+
+def test_repeating_a_fix_after_it_worked_is_a_wrong_fix() -> None:
+    _env, r, _ = run(pool_spec(), [truth_claims, 'rollback(service="web_server")', 'rollback(service="web_server")'])
+    assert [w["addresses_root_cause"] for w in r["writes"]] == [True, False]
+
+
+def test_destructive_action() -> None:
+    _env, r, _ = run(crash_loop_spec(), [truth_claims, fix, 'scale(service="web_server", replicas=0)'])
+    assert r["destructive_actions"] == 1 and r["writes"][1]["destructive"] == ["scaled web_server to zero replicas"]
+    assert r["marks_terms"]["destructive_penalty"] == -mk.P_DESTRUCTIVE and r["wrong_fixes"] == 1
+    assert not r["mitigated"] and not r["success"]
+    assert any("zero replicas" in x for x in r["mitigation"]["reasons"])
+    assert any("no replicas left" in x for x in r["mitigation"]["losses"])
+
+
+def test_distractor_action() -> None:
+    spec = crash_loop_spec()
+    env, r, _ = run(spec, [])
+    noise = sorted(e for e in env.world.noise_entities if e in env.world.services and e not in ("worker",))
+    assert noise, "the quiet profile always touches some service"
+    _env, r, _ = run(spec, [f'restart(target="{noise[0]}")'])
+    assert r["distractor_actions"] == 1 and r["writes"][0]["distractor"]
+
+
+def test_every_write_is_wrong_on_a_control_task() -> None:
+    _env, r, _ = run(control_spec(), ['restart(target="cache")', {"tool": "submit_diagnosis", "args": {"root_causes": []}}])
+    assert r["wrong_fixes"] == 1 and r["writes"][0]["reason"].startswith("nothing is broken")
+
+
+# ---------------------------------------------------------------------------- premature, evidence
+def test_premature_resolution() -> None:
+    _env, r, _ = run(crash_loop_spec(), [])
+    assert r["premature_resolution"] and r["marks"] <= 5
+    _env, r, _ = run(crash_loop_spec(), [fix])
+    assert not r["premature_resolution"]
+    _env, r, _ = run(control_spec(), [])
+    assert not r["premature_resolution"] and r["marks"] == 0.0  # no decision on a control task earns nothing
+
+
+def test_evidence_coverage_counts_surfaced_signals() -> None:
+    _env, r, _ = run(crash_loop_spec(), ['get_status(service="worker")'])
+    assert r["evidence_coverage"] == pytest.approx(1 / 3) and r["evidence"]["found_at_step"] == [1]
+    _env, r, _ = run(crash_loop_spec(), ['get_status(service="cache")', 'search_logs(service="worker", pattern="zzz")'])
+    assert r["evidence_coverage"] == 0.0  # wrong place; right place with a pattern that hides the signal
+    _env, r, _ = play_script(crash_loop_spec(), perfect)
+    assert r["evidence_coverage"] == 1.0 and r["evidence"]["missed"] == []
+
+
+def test_summary_is_kept_but_never_needed() -> None:
+    def with_summary(text):
+        def script(env):
+            claims = truth_claims(env)
+            return [*oracle_reads(env), {"tool": "submit_diagnosis", "args": {**claims["args"], "summary": text}},
+                    *oracle_fix(env)]
+        return script
+
+    _env, a, _ = play_script(crash_loop_spec(), with_summary(""))
+    _env, b, _ = play_script(crash_loop_spec(), with_summary("the cache is on fire (this text is not scored)"))
+    assert a["marks"] == b["marks"] == 100.0 and b["summary"].startswith("the cache")
+
+
+# ---------------------------------------------------------------------------- step rewards
+@pytest.mark.parametrize("script", [
+    [], ["get_alerts()", "nonsense("], ['get_status(service="worker")', truth_claims, fix],
+    ['restart(target="load_balancer")', 'scale(service="web_server", replicas=0)', truth_claims, fix],
+    ["nonsense("] * 40,
+])
+def test_rewards_sum_to_marks(script) -> None:
+    _env, r, rewards = run(crash_loop_spec(), script)
+    assert sum(rewards) == pytest.approx(r["marks"] / 100.0, abs=1e-12)
+
+
+def test_rewards_are_shaped_when_incurred() -> None:
+    _env, _r, rewards = run(crash_loop_spec(), ['get_status(service="worker")', 'restart(target="cache")', fix])
+    assert rewards[0] == pytest.approx(mk.W_EVIDENCE / 3 / 100)  # one of three signals surfaced
+    assert rewards[1] == pytest.approx(-mk.P_WRONG_FIX / 100)  # a wrong write costs at once
+    assert rewards[2] == pytest.approx(mk.W_HEALTH_SHAPING / 100)  # restoring health pays at once
+
+
+def test_counterfactual_replay_is_exact() -> None:
+    # replaying every write (none skipped) must reproduce the episode's series exactly, so the
+    # collateral of skipping the wrong writes is due to those writes and nothing else
+    import numpy as np
+
+    from srezero.episode import INVALID_COST_S
+    from srezero.scoring import collateral
+
+    script = ['get_status(service="worker")', 'restart(target="load_balancer")', "nonsense(", truth_claims, fix,
+              'scale(service="web_server", replicas=5)']
+    env, _r, _ = run(crash_loop_spec(), script)
+    cf = collateral.replay(env.spec, env.seed, env.trajectory, set(), INVALID_COST_S)
+    w = env.world
+    assert cf.col == w.col and np.array_equal(cf.buf[:, : cf.col + 1], w.buf[:, : w.col + 1])
+    assert collateral.compare(w, cf, env.col0) == collateral.ZERO
+
+
+def test_write_identity_uses_every_argument_but_value() -> None:
+    from srezero.scoring.writes import write_key
+
+    assert write_key("failover", {}) == write_key("failover", {"service": "database"})
+    assert write_key("set_config", {"service": "web_server", "key": "db_retries", "value": 0}) == \
+        write_key("set_config", {"service": "web_server", "key": "db_retries", "value": 3})
+    assert write_key("set_config", {"service": "web_server", "key": "db_retries", "value": 0}) != \
+        write_key("set_config", {"service": "web_server", "key": "db_timeout_ms", "value": 0})
+    assert write_key("cleanup_disk", {"node": "node-a", "device": "nvme1n1"}) != \
+        write_key("cleanup_disk", {"node": "node-a", "device": "nvme0n1"})
