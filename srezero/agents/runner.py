@@ -1,29 +1,60 @@
-"""Run one episode with one agent and return its record (a JSON-able dict)."""
+"""Run one episode with one agent and return its record (a JSON-able dict).
+
+With ``catch=True`` (what the sweep uses) nothing an agent or the environment raises escapes: the
+record's ``status`` says what went wrong (``provider_error``, ``agent_error``, ``env_error``) and
+``error`` carries the exception's type and message (no traceback: paths are machine-specific and
+records must be byte-reproducible). Without it, exceptions propagate, which is what a developer
+debugging an agent wants.
+"""
 
 from __future__ import annotations
 
-import time
 from typing import Any
 
+from srezero.agents.protocol import ProviderError
 from srezero.episode import Episode
 
 
-def run_episode(env: Episode, agent: Any, seed: int, max_steps: int | None = None) -> dict[str, Any]:
-    obs, info = env.reset(seed=seed)
-    agent.reset(env.briefing, seed, env.tool_specs())
-    if getattr(agent, "wants_ground_truth", False):
-        agent.bind_oracle(env.oracle_plan())
-    limit = max_steps or env.spec.budget.steps + 5
+def _describe(exc: BaseException) -> str:
+    return f"{type(exc).__name__}: {exc}"[:2000]
+
+
+def run_episode(env: Episode, agent: Any, seed: int, max_steps: int | None = None,
+                catch: bool = False) -> dict[str, Any]:
+    status, error = "ok", None
     info: dict[str, Any] = {}
-    for _ in range(limit):
-        action = agent.act(obs)
-        obs, _reward, terminated, truncated, info = env.step(action)
-        if terminated or truncated:
-            break
-    result = info.get("result") or env.result
+    stage = "env"
+    try:
+        obs, _ = env.reset(seed=seed)
+        stage = "agent"
+        agent.reset(env.briefing, seed, env.tool_specs())
+        if getattr(agent, "wants_ground_truth", False):
+            agent.bind_oracle(env.oracle_plan())
+        limit = max_steps or env.spec.budget.steps + 5
+        for _ in range(limit):
+            stage = "agent"
+            action = agent.act(obs)
+            stage = "env"
+            obs, _reward, terminated, truncated, info = env.step(action)
+            if terminated or truncated:
+                break
+    except ProviderError as exc:
+        if not catch:
+            raise
+        status, error = "provider_error", _describe(exc)
+    except Exception as exc:
+        if not catch:
+            raise
+        status, error = f"{stage}_error", _describe(exc)
+    result = (info.get("result") or env.result) if status == "ok" else None
+    if status == "ok" and result is None:
+        status, error = "env_error", "the episode did not end within the step limit"
     record: dict[str, Any] = {
         "task_id": env.spec.id,
         "seed": seed,
+        "episode_id": env.episode_id,
+        "status": status,
+        "error": error,
         "result": result,
         "trajectory": env.trajectory,
     }
@@ -31,9 +62,3 @@ def run_episode(env: Episode, agent: Any, seed: int, max_steps: int | None = Non
     if callable(usage):
         record["usage"] = usage()
     return record
-
-
-def timed(fn, *args, **kwargs) -> tuple[Any, float]:
-    t = time.perf_counter()
-    out = fn(*args, **kwargs)
-    return out, time.perf_counter() - t

@@ -1,0 +1,174 @@
+"""``srezero sweep``: tasks x agents x seeds into a resumable, byte-reproducible run directory.
+
+The layout of the run directory is specified in docs/records.md.
+"""
+
+from __future__ import annotations
+
+import os
+
+import click
+
+#: Agents shown apart from the baselines: they read the ground truth.
+UPPER_BOUND = ("oracle",)
+
+
+def _split(values: tuple[str, ...]) -> list[str]:
+    return [v.strip() for item in values for v in item.split(",") if v.strip()]
+
+
+def _seeds(seeds: str, start: int) -> list[int]:
+    """``5`` -> 0..4 (shifted by --seed-start); ``3,7`` or ``0-9`` -> exactly those seeds."""
+    s = seeds.strip()
+    try:
+        if s.isdigit():
+            return list(range(start, start + int(s)))
+        out: list[int] = []
+        for part in s.split(","):
+            lo, sep, hi = part.partition("-")
+            out += list(range(int(lo), int(hi) + 1)) if sep else [int(lo)]
+        return sorted(set(out))
+    except ValueError:
+        raise click.BadParameter(f"{seeds!r}: give a count (5), a list (3,7) or a range (0-9)") from None
+
+
+@click.command("sweep")
+@click.option("--seeds", default="5", show_default=True, help="a count N (seeds 0..N-1), a list 3,7 or a range 0-9")
+@click.option("--seed-start", default=0, show_default=True, help="first seed when --seeds is a count")
+@click.option("--agents", "agent_names", multiple=True,
+              help="comma-separated agent names or package.module:Class [default: the deterministic baselines]")
+@click.option("--label", "labels", multiple=True, help="label per --agents entry (directory name in the run)")
+@click.option("--tasks", "task_ids", multiple=True, help="comma-separated task ids or .toml paths [default: all curated]")
+@click.option("--split", type=click.Choice(["dev", "test", "private"]), help="only tasks of this split")
+@click.option("--difficulty", type=click.Choice(["easy", "medium", "hard"]), help="only tasks of this difficulty")
+@click.option("--workers", type=int, default=None, help="parallel workers [default: CPU count]")
+@click.option("--executor", type=click.Choice(["process", "ray"]), default="process", show_default=True)
+@click.option("--ray-address", help="Ray cluster address for --executor ray (default: start a local Ray)")
+@click.option("--out", default="runs/sweep", show_default=True, type=click.Path(file_okay=False),
+              help="run directory (created; a rerun resumes it)")
+@click.option("--retry-errors", is_flag=True, help="rerun episodes recorded with a provider/agent/env error")
+@click.option("--summary-only", is_flag=True, help="only recompute the summary and CSVs from the records in --out")
+@click.option("--max-steps", type=int, help="cap on agent steps per episode [default: the task's budget]")
+@click.option("--model", help="model name, for LLM agents")
+@click.option("--base-url", help="OpenAI-compatible endpoint, for LLM agents (API key from OPENAI_API_KEY)")
+@click.option("--temperature", type=float, help="sampling temperature, for LLM agents")
+@click.option("--llm-seed", type=int, help="fixed sampling seed for LLM agents [default: the episode seed]")
+@click.option("--price-table", type=click.Path(dir_okay=False, exists=True),
+              help="JSON or TOML price table for LLM cost (docs/baselines.md)")
+@click.option("--replay", "replay_path", type=click.Path(exists=True),
+              help="for the replay agent: a record file, an action file or a run directory (or SREZERO_REPLAY)")
+@click.option("--progress/--no-progress", default=True, show_default=True, help="progress bar on stderr")
+@click.option("--markdown", is_flag=True, help="print the summary as Markdown tables (for docs/baselines.md)")
+def sweep_cmd(seeds: str, seed_start: int, agent_names: tuple[str, ...], labels: tuple[str, ...],
+              task_ids: tuple[str, ...], split: str | None, difficulty: str | None, workers: int | None,
+              executor: str, ray_address: str | None, out: str, retry_errors: bool, summary_only: bool,
+              max_steps: int | None, model: str | None, base_url: str | None, temperature: float | None,
+              llm_seed: int | None, price_table: str | None, replay_path: str | None, progress: bool,
+              markdown: bool) -> None:
+    """Run tasks x agents x seeds in parallel, resumably, into a run directory."""
+    from srezero.sweep import runner
+
+    if summary_only:
+        if not os.path.isdir(os.path.join(out, "episodes")):
+            raise click.ClickException(f"{out}: no episodes/ directory to summarise")
+        summary = runner.summarise_dir(out)
+        (_print_markdown if markdown else _print_table)(summary)
+        return
+    specs = _select_tasks(_split(task_ids), split, difficulty)
+    agents = _select_agents(_split(agent_names), list(labels), model=model, base_url=base_url,
+                            temperature=temperature, seed=llm_seed, price_table=price_table, path=replay_path)
+    seed_list = _seeds(seeds, seed_start)
+    n_workers = workers if workers is not None else (os.cpu_count() or 1)
+    try:
+        result = runner.sweep(out, agents, specs, seed_list, workers=n_workers, executor=executor,
+                              ray_address=ray_address, retry_errors=retry_errors, max_steps=max_steps,
+                              progress=progress)
+    except ValueError as exc:
+        raise click.ClickException(str(exc)) from None
+    click.echo(f"{result.total} episode(s): ran {result.ran}, already recorded {result.skipped}; "
+               f"run directory {result.out}", err=True)
+    (_print_markdown if markdown else _print_table)(result.summary)
+
+
+def _select_tasks(ids: list[str], split: str | None, difficulty: str | None) -> dict:
+    from srezero.task.loader import TaskFileError, get_task, list_tasks
+
+    try:
+        if not ids:
+            ids = [t.id for t in list_tasks()]
+        specs = {}
+        for tid in ids:
+            spec = get_task(tid)
+            if (split and spec.split != split) or (difficulty and spec.difficulty != difficulty):
+                continue
+            specs[spec.id] = spec
+    except (KeyError, TaskFileError, OSError) as exc:
+        raise click.ClickException(str(exc).strip("'\"")) from None
+    if not specs:
+        raise click.ClickException("no task matches the selection (see `srezero tasks`)")
+    return specs
+
+
+def _select_agents(names: list[str], labels: list[str], **options) -> list:
+    from srezero.agents.registry import DEFAULT_SWEEP
+    from srezero.sweep.runner import agent_spec
+
+    names = names or list(DEFAULT_SWEEP)
+    if labels and len(labels) != len(names):
+        raise click.ClickException(f"--label given {len(labels)} time(s) for {len(names)} agent(s)")
+    if any(n.startswith("llm-") for n in names) and not options.get("model"):
+        raise click.ClickException("LLM agents need --model (and --base-url for a non-OpenAI endpoint)")
+    try:
+        agents = [agent_spec(n, labels[i] if labels else None, **options) for i, n in enumerate(names)]
+    except ValueError as exc:
+        raise click.ClickException(str(exc)) from None
+    seen = [a.label for a in agents]
+    dup = sorted({x for x in seen if seen.count(x) > 1})
+    if dup:
+        raise click.ClickException(f"agent label(s) used twice: {', '.join(dup)}; give --label per agent")
+    return agents
+
+
+def _fmt(m: dict, scale: float = 1.0, digits: int = 1) -> str:
+    if m["mean"] is None:
+        return "-"
+    return f"{m['mean'] * scale:.{digits}f} [{m['lo'] * scale:.{digits}f}, {m['hi'] * scale:.{digits}f}]"
+
+
+def _print_table(summary: dict) -> None:
+    """Per-agent marks and rates with their 95% CIs (the full table is in summary.csv)."""
+    rows = [g for g in summary.get("groups", []) if g["task"] == "*"]
+    click.echo(f"{'AGENT':24} {'N':>5}  {'MARKS [95% CI]':22} {'SUCCESS %':18} {'DIAGNOSIS %':18} "
+               f"{'MITIGATED %':18} ERRORS")
+    for g in rows:
+        m = g["metrics"]
+        errs = g["provider_errors"] + g["agent_errors"] + g["env_errors"]
+        click.echo(f"{g['agent']:24} {g['n']:>5}  {_fmt(m['marks']):22} {_fmt(m['success'], 100, 0):18} "
+                   f"{_fmt(m['diagnosis'], 100, 0):18} {_fmt(m['mitigation'], 100, 0):18} {errs}")
+
+
+def _print_markdown(summary: dict) -> None:
+    """Per-agent rates with CIs, then marks per task x agent: the tables docs/baselines.md quotes."""
+    groups = sorted(summary.get("groups", []), key=lambda g: (g["agent"] in UPPER_BOUND, g["agent"], g["task"]))
+    agents = [g["agent"] for g in groups if g["task"] == "*"]
+    click.echo("| agent | episodes | marks [95% CI] | success % | diagnosis % | mitigated % | evidence % | "
+               "wrong-fix rate | TTD s | TTM s |")
+    click.echo("|---|---:|---|---|---|---|---|---|---:|---:|")
+    for g in groups:
+        if g["task"] != "*":
+            continue
+        m = g["metrics"]
+        ttd, ttm = m["ttd_s"]["mean"], m["ttm_s"]["mean"]
+        name = g["agent"] + (" (upper bound)" if g["agent"] in UPPER_BOUND else "")
+        click.echo(f"| {name} | {g['n']} | {_fmt(m['marks'])} | {_fmt(m['success'], 100, 0)} | "
+                   f"{_fmt(m['diagnosis'], 100, 0)} | {_fmt(m['mitigation'], 100, 0)} | {_fmt(m['evidence'], 100, 0)} | "
+                   f"{_fmt(m['wrong_fix_rate'], 1, 2)} | {'-' if ttd is None else f'{ttd:.0f}'} | "
+                   f"{'-' if ttm is None else f'{ttm:.0f}'} |")
+    marks = {(g["agent"], g["task"]): g["metrics"]["marks"]["mean"] for g in groups if g["task"] != "*"}
+    tasks = sorted({t for _, t in marks})
+    click.echo("")
+    click.echo("| task | " + " | ".join(agents) + " |")
+    click.echo("|---|" + "---:|" * len(agents))
+    for t in tasks:
+        cells = [marks.get((a, t)) for a in agents]
+        click.echo(f"| {t} | " + " | ".join("-" if c is None else f"{c:.1f}" for c in cells) + " |")

@@ -1,0 +1,201 @@
+"""The run directory: record paths, atomic byte-reproducible writes, the manifest, flat rows and CSV.
+
+Why so strict: a record must be the same bytes wherever and however it was produced (sorted keys,
+no wall clock, no host data), a killed sweep must never leave a half-written record (temp file +
+``os.replace``), and reading a run back must not depend on directory listing order. The layout is
+specified in docs/records.md; keep the two in step.
+"""
+
+from __future__ import annotations
+
+import csv
+import hashlib
+import os
+import platform
+import re
+import subprocess
+import sys
+from collections.abc import Iterable, Iterator
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from srezero.scoring.marks import SUCCESS_DIAGNOSIS
+
+SCHEMA = 1
+EPISODES = "episodes"
+MANIFEST = "manifest.json"
+SUMMARY_JSON = "summary.json"
+SUMMARY_CSV = "summary.csv"
+EPISODES_CSV = "episodes.csv"
+#: Record statuses. Only ``ok`` records carry a result and enter the statistics.
+STATUSES = ("ok", "provider_error", "agent_error", "env_error")
+
+#: Per-episode metrics, in column order (docs/records.md, "Summary").
+METRICS = ("marks", "success", "diagnosis", "diagnosis_score", "mitigation", "evidence", "invalid_rate",
+           "wrong_fix_rate", "ttd_s", "ttm_s", "steps", "tokens", "cost_usd")
+
+_DUMP = orjson.OPT_SORT_KEYS | orjson.OPT_SERIALIZE_NUMPY | orjson.OPT_NON_STR_KEYS | orjson.OPT_APPEND_NEWLINE
+_UNSAFE = re.compile(r"[^A-Za-z0-9._@-]")
+
+
+def safe(name: str) -> str:
+    """A file-system-safe form of an agent label or task id (the same on every platform)."""
+    return _UNSAFE.sub("_", name) or "_"
+
+
+def record_dir(out: str | Path, label: str, task_id: str) -> str:
+    """The directory of one agent x task (a string: path objects cost more than the write at 10k files)."""
+    return os.path.join(out, EPISODES, safe(label), safe(task_id))
+
+
+def record_name(seed: int) -> str:
+    return f"seed-{seed:04d}.json"
+
+
+def record_path(out: str | Path, label: str, task_id: str, seed: int) -> Path:
+    return Path(record_dir(out, label, task_id), record_name(seed))
+
+
+def dumps(obj: Any) -> bytes:
+    """Canonical bytes of a record: orjson, keys sorted at every level, one trailing newline."""
+    return orjson.dumps(obj, option=_DUMP)
+
+
+def write_atomic(path: str | Path, data: bytes) -> None:
+    """Write to a temp file in the same directory, then rename: the file exists whole or not at all."""
+    path = os.fspath(path)
+    tmp = f"{path}.{os.getpid()}.tmp"
+    if not os.path.isdir(os.path.dirname(path)):
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+    with open(tmp, "wb") as fh:
+        fh.write(data)
+    os.replace(tmp, path)
+
+
+def clean_tmp(out: str | Path) -> int:
+    """Remove temp files a killed writer left behind; returns how many."""
+    root = Path(out) / EPISODES
+    n = 0
+    if root.is_dir():
+        for p in root.rglob("*.tmp"):
+            p.unlink(missing_ok=True)
+            n += 1
+    return n
+
+
+def task_hash(spec: Any) -> str:
+    """Hash of the task's canonical content: changes with the task, not with its file's formatting."""
+    blob = orjson.dumps(spec.model_dump(mode="json"), option=orjson.OPT_SORT_KEYS)
+    return "sha256:" + hashlib.sha256(blob).hexdigest()[:16]
+
+
+def iter_records(run_dir: str | Path) -> Iterator[dict[str, Any]]:
+    """Every episode record of a run, in sorted path order (agent, task, seed)."""
+    root = Path(run_dir) / EPISODES
+    if not root.is_dir():
+        return
+    for p in sorted(root.glob("*/*/seed-*.json")):
+        yield orjson.loads(p.read_bytes())
+
+
+# ---------------------------------------------------------------------------- flat rows
+def row_of(record: dict[str, Any]) -> dict[str, Any]:
+    """The compact per-episode row the summary is computed from (metrics are None when undefined)."""
+    row: dict[str, Any] = {"agent": record["agent"], "task": record["task_id"], "seed": record["seed"],
+                           "status": record["status"]}
+    r = record.get("result")
+    usage = record.get("usage") or {}
+    if record["status"] != "ok" or not r:
+        row.update(dict.fromkeys(METRICS))
+        return row
+    steps = max(1, int(r["steps"]))
+    writes = len(r.get("writes") or ())
+    row.update({
+        "marks": float(r["marks"]),
+        "success": 1.0 if r["success"] else 0.0,
+        "diagnosis": 1.0 if r["diagnosis"]["score"] >= SUCCESS_DIAGNOSIS else 0.0,
+        "diagnosis_score": float(r["diagnosis"]["score"]),
+        "mitigation": 1.0 if r["mitigated"] else 0.0,
+        "evidence": float(r["evidence_coverage"]),
+        "invalid_rate": r["invalid_actions"] / steps,
+        "wrong_fix_rate": r["wrong_fixes"] / writes if writes else 0.0,
+        "ttd_s": None if r.get("ttd_s") is None else float(r["ttd_s"]),
+        "ttm_s": None if r.get("ttm_s") is None else float(r["ttm_s"]),
+        "steps": float(r["steps"]),
+        "tokens": float(usage.get("prompt_tokens", 0) + usage.get("completion_tokens", 0)),
+        "cost_usd": float(usage.get("cost_usd", 0.0)),
+    })
+    return row
+
+
+def write_csv(path: Path, header: list[str], rows: Iterable[list[Any]]) -> None:
+    """CSV with ``\\n`` line ends and fixed float formatting, so the bytes are reproducible."""
+    tmp = path.with_name(path.name + ".tmp")
+    with open(tmp, "w", newline="", encoding="utf-8") as fh:
+        w = csv.writer(fh, lineterminator="\n")
+        w.writerow(header)
+        for row in rows:
+            w.writerow(["" if v is None else (f"{v:.6g}" if isinstance(v, float) else v) for v in row])
+    os.replace(tmp, path)
+
+
+def write_episodes_csv(out: Path, rows: list[dict[str, Any]]) -> None:
+    header = ["agent", "task", "seed", "status", *METRICS]
+    write_csv(out / EPISODES_CSV, header, ([r[k] for k in header] for r in rows))
+
+
+# ---------------------------------------------------------------------------- manifest
+def git_revision() -> str | None:
+    """The checkout's commit (``+dirty`` with uncommitted changes), or None outside git."""
+    here = Path(__file__).resolve().parent
+    try:
+        rev = subprocess.run(["git", "rev-parse", "HEAD"], cwd=here, capture_output=True, text=True, timeout=10)
+        if rev.returncode != 0:
+            return None
+        dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=here,
+                               capture_output=True, text=True, timeout=10)
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return rev.stdout.strip() + ("+dirty" if dirty.stdout.strip() else "")
+
+
+def new_manifest(tasks: dict[str, dict[str, Any]], agents: dict[str, dict[str, Any]], seeds: list[int]) -> dict[str, Any]:
+    from srezero._version import __version__
+
+    return {"schema": SCHEMA, "srezero_version": __version__, "git_revision": git_revision(),
+            "python": platform.python_version(), "platform": f"{sys.platform}-{platform.machine()}",
+            "tasks": tasks, "agents": agents, "seeds": sorted(set(seeds))}
+
+
+def load_manifest(out: str | Path) -> dict[str, Any] | None:
+    p = Path(out) / MANIFEST
+    return orjson.loads(p.read_bytes()) if p.is_file() else None
+
+
+def merge_manifest(old: dict[str, Any] | None, new: dict[str, Any]) -> dict[str, Any]:
+    """Extend a run's manifest; raise ValueError when a task or agent changed under the same name."""
+    if old is None:
+        return new
+    problems = []
+    for tid, info in new["tasks"].items():
+        prev = old.get("tasks", {}).get(tid)
+        if prev is not None and prev["hash"] != info["hash"]:
+            problems.append(f"task {tid} changed since it was recorded ({prev['hash']} -> {info['hash']})")
+    for label, info in new["agents"].items():
+        prev = old.get("agents", {}).get(label)
+        if prev is not None and prev != info:
+            problems.append(f"agent {label} has different settings from the recorded run "
+                            f"({orjson.dumps(prev).decode()} vs {orjson.dumps(info).decode()})")
+    if problems:
+        raise ValueError("; ".join(problems) + "; use a fresh --out directory")
+    merged = dict(new)
+    merged["tasks"] = {**old.get("tasks", {}), **new["tasks"]}
+    merged["agents"] = {**old.get("agents", {}), **new["agents"]}
+    merged["seeds"] = sorted(set(old.get("seeds", [])) | set(new["seeds"]))
+    return merged
+
+
+def write_json(path: Path, obj: Any) -> None:
+    write_atomic(path, orjson.dumps(obj, option=orjson.OPT_SORT_KEYS | orjson.OPT_INDENT_2 | orjson.OPT_APPEND_NEWLINE))

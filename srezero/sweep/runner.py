@@ -1,0 +1,272 @@
+"""Plan and run a sweep: tasks x agents x seeds, batched over processes or Ray, resumably.
+
+Why batches: starting a process or a Ray task per episode costs more than the episode (a few ms),
+so pending episodes are dealt round-robin into batches of up to ``MAX_BATCH`` and each worker task
+runs a whole batch. Why per-episode files written by the worker: a killed sweep loses only the
+episodes in flight, and a rerun skips every record that exists. On Ray the driver writes the records
+(workers may not share the driver's file system), so a kill loses the batches in flight.
+
+Nothing here reads the wall clock except the progress bar, and nothing of the progress bar reaches
+a record or the summary.
+"""
+
+from __future__ import annotations
+
+import inspect
+import multiprocessing as mp
+import os
+import sys
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from srezero.sweep import records as rec
+from srezero.sweep.progress import Progress
+
+MAX_BATCH = 32
+
+
+@dataclass(frozen=True)
+class AgentSpec:
+    """An agent as the sweep runs it: a label (directory name), a registry name and constructor options."""
+
+    label: str
+    name: str
+    options: tuple[tuple[str, Any], ...] = ()
+
+    def create(self) -> Any:
+        from srezero.agents import registry
+
+        return registry.create(self.name, **dict(self.options))
+
+
+@dataclass
+class Batch:
+    """One worker task: the task specs and agents it needs, its jobs, and where to write (None: return bytes)."""
+
+    specs: dict[str, Any]
+    agents: dict[str, AgentSpec]
+    jobs: list[tuple[str, str, int]]
+    out: str | None
+    max_steps: int | None = None
+
+
+@dataclass
+class SweepResult:
+    out: Path
+    total: int
+    ran: int
+    skipped: int
+    rows: list[dict[str, Any]] = field(default_factory=list)
+    summary: dict[str, Any] = field(default_factory=dict)
+
+
+def agent_spec(name: str, label: str | None = None, **options: Any) -> AgentSpec:
+    """Keep only the options this agent's constructor accepts (so --model reaches LLM agents only)."""
+    from srezero.agents import registry
+
+    cls = registry.resolve(name)
+    params = inspect.signature(cls).parameters
+    takes_any = any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params.values())
+    kept = tuple(sorted((k, v) for k, v in options.items() if v is not None and (takes_any or k in params)))
+    if label is None:
+        model = dict(kept).get("model")
+        label = f"{name}@{model}" if model else name.replace(":", ".")
+    return AgentSpec(rec.safe(label), name, kept)
+
+
+def episode_record(spec: Any, thash: str, agent: AgentSpec, seed: int, max_steps: int | None) -> dict[str, Any]:
+    """Run one episode and return its full record (nothing raised: failures become a status)."""
+    from srezero.agents.runner import run_episode
+    from srezero.episode import Episode
+
+    try:
+        bot = agent.create()
+    except Exception as exc:  # a broken agent constructor is that agent's failure, not the sweep's
+        bot = _Broken(f"{type(exc).__name__}: {exc}")
+    record = run_episode(Episode(spec, seed), bot, seed, max_steps=max_steps, catch=True)
+    record.update({"schema": rec.SCHEMA, "agent": agent.label, "agent_name": agent.name, "task_hash": thash})
+    return record
+
+
+class _Broken:
+    def __init__(self, message: str) -> None:
+        self.message = message
+
+    def reset(self, *args: Any) -> None:
+        raise RuntimeError(self.message)
+
+
+def run_batch(batch: Batch) -> list[tuple[dict[str, Any], bytes | None]]:
+    """Worker entry point: run a batch; write each record (or return its bytes when ``out`` is None)."""
+    hashes = {tid: rec.task_hash(s) for tid, s in batch.specs.items()}
+    out: list[tuple[dict[str, Any], bytes | None]] = []
+    for label, tid, seed in batch.jobs:
+        record = episode_record(batch.specs[tid], hashes[tid], batch.agents[label], seed, batch.max_steps)
+        data = rec.dumps(record)
+        if batch.out is not None:
+            rec.write_atomic(os.path.join(rec.record_dir(batch.out, label, tid), rec.record_name(seed)), data)
+            out.append((rec.row_of(record), None))
+        else:
+            out.append((rec.row_of(record), data))
+    return out
+
+
+def plan(out: Path, agents: list[AgentSpec], specs: dict[str, Any], seeds: list[int],
+         retry_errors: bool = False) -> tuple[list[tuple[str, str, int]], list[Path]]:
+    """Split (agent, task, seed) into pending jobs and existing record paths; linear in their number."""
+    pending: list[tuple[str, str, int]] = []
+    done: list[Path] = []
+    for a in agents:
+        for tid in specs:
+            folder = rec.record_dir(out, a.label, tid)
+            os.makedirs(folder, exist_ok=True)
+            existing = set(os.listdir(folder))  # one listing per folder, not one stat per episode
+            for seed in seeds:
+                name = rec.record_name(seed)
+                p = Path(folder, name)
+                if name in existing and not (retry_errors and _failed(p)):
+                    done.append(p)
+                else:
+                    pending.append((a.label, tid, seed))
+    return pending, done
+
+
+def _failed(path: Path) -> bool:
+    import orjson
+
+    return orjson.loads(path.read_bytes()).get("status") != "ok"
+
+
+def make_batches(jobs: list[tuple[str, str, int]], specs: dict[str, Any], agents: dict[str, AgentSpec],
+                 workers: int, out: str | None, max_steps: int | None) -> list[Batch]:
+    """Deal jobs round-robin so every batch mixes tasks and agents (balanced work per batch)."""
+    if not jobs:
+        return []
+    size = max(1, min(MAX_BATCH, -(-len(jobs) // (max(1, workers) * 4))))
+    n = -(-len(jobs) // size)
+    out_batches = []
+    for i in range(n):
+        part = jobs[i::n]
+        tids = {t for _, t, _ in part}
+        labels = {a for a, _, _ in part}
+        out_batches.append(Batch({t: specs[t] for t in sorted(tids)}, {a: agents[a] for a in sorted(labels)},
+                                 part, out, max_steps))
+    return out_batches
+
+
+def _start_method() -> str:
+    method = os.environ.get("SREZERO_MP_START")
+    if method:
+        return method
+    return "fork" if "fork" in mp.get_all_start_methods() and sys.platform != "darwin" else "spawn"
+
+
+def execute(batches: list[Batch], workers: int, executor: str = "process",
+            ray_address: str | None = None) -> Iterator[list[tuple[dict[str, Any], bytes | None]]]:
+    """Yield each batch's results as it completes. ``workers <= 1`` runs in this process."""
+    if executor == "ray":
+        yield from _ray(batches, workers, ray_address)
+        return
+    if executor != "process":
+        raise ValueError(f"unknown executor {executor!r}; use process or ray")
+    if workers <= 1 or len(batches) <= 1:
+        for b in batches:
+            yield run_batch(b)
+        return
+    ctx = mp.get_context(_start_method())
+    with ctx.Pool(min(workers, len(batches))) as pool:
+        yield from pool.imap_unordered(run_batch, batches)
+
+
+def _ray(batches: list[Batch], workers: int, address: str | None) -> Iterator[list[tuple[dict[str, Any], bytes | None]]]:
+    try:
+        import ray
+        from ray.util.multiprocessing import Pool
+    except ImportError:
+        raise ValueError("--executor ray needs Ray: pip install 'srezero[ray]'") from None
+    if not ray.is_initialized():
+        ray.init(address=address, include_dashboard=False, log_to_driver=False,
+                 **({} if address else {"num_cpus": max(1, workers)}))
+    pool = Pool(processes=max(1, workers))
+    try:
+        yield from pool.imap_unordered(run_batch, batches)
+    finally:
+        pool.terminate()
+
+
+def sweep(out: str | Path, agents: list[AgentSpec], specs: dict[str, Any], seeds: list[int], workers: int = 1,
+          executor: str = "process", ray_address: str | None = None, retry_errors: bool = False,
+          max_steps: int | None = None, progress: bool | None = None,
+          on_batch: Callable[[int], None] | None = None) -> SweepResult:
+    """Run every pending (agent, task, seed) into ``out``, then write the summary. Resumable."""
+    from srezero.sweep import stats
+
+    out = Path(out)
+    out.mkdir(parents=True, exist_ok=True)
+    rec.clean_tmp(out)
+    by_label = {a.label: a for a in agents}
+    manifest = rec.merge_manifest(rec.load_manifest(out), rec.new_manifest(
+        {tid: task_meta(s) for tid, s in specs.items()},
+        {a.label: agent_meta(a) for a in agents}, seeds))
+    rec.write_json(out / rec.MANIFEST, manifest)
+    pending, done = plan(out, agents, specs, seeds, retry_errors)
+    rows = [rec.row_of(r) for r in _load(done)]
+    total = len(pending) + len(done)
+    ray_mode = executor == "ray"
+    batches = make_batches(pending, specs, by_label, workers, None if ray_mode else str(out), max_steps)
+    bar = Progress(total, initial=len(done), enabled=progress)
+    try:
+        for results in execute(batches, workers, executor, ray_address):
+            for row, data in results:
+                if data is not None:
+                    rec.write_atomic(rec.record_path(out, row["agent"], row["task"], row["seed"]), data)
+                rows.append(row)
+            bar.update(len(results))
+            if on_batch is not None:
+                on_batch(len(results))
+    finally:
+        bar.close()
+    summary = write_summary(out, rows, stats)
+    return SweepResult(out, total, len(pending), len(done), rows, summary)
+
+
+def _load(paths: Iterable[Path]) -> Iterator[dict[str, Any]]:
+    import orjson
+
+    for p in paths:
+        yield orjson.loads(p.read_bytes())
+
+
+def write_summary(out: Path, rows: list[dict[str, Any]], stats: Any = None) -> dict[str, Any]:
+    """summary.json, summary.csv and episodes.csv from per-episode rows (sorted: order-independent)."""
+    if stats is None:
+        from srezero.sweep import stats
+    rows = sorted(rows, key=lambda r: (r["agent"], r["task"], r["seed"]))
+    summary = stats.summarise(rows)
+    rec.write_json(out / rec.SUMMARY_JSON, summary)
+    header, table = stats.csv_rows(summary)
+    rec.write_csv(out / rec.SUMMARY_CSV, header, table)
+    rec.write_episodes_csv(out, rows)
+    return summary
+
+
+def summarise_dir(out: str | Path) -> dict[str, Any]:
+    """Recompute the summary of an existing run directory from its records."""
+    out = Path(out)
+    return write_summary(out, [rec.row_of(r) for r in rec.iter_records(out)])
+
+
+def task_meta(spec: Any) -> dict[str, Any]:
+    return {"hash": rec.task_hash(spec), "difficulty": spec.difficulty, "split": spec.split, "tags": list(spec.tags)}
+
+
+def agent_meta(agent: AgentSpec) -> dict[str, Any]:
+    try:
+        bot = agent.create()
+    except Exception as exc:  # fail before running anything, naming the agent
+        raise ValueError(f"agent {agent.label}: cannot create {agent.name}: {exc}") from None
+    fn = getattr(bot, "settings", None)
+    settings = dict(fn()) if callable(fn) else {}
+    return {"name": agent.name, "options": dict(agent.options), "settings": settings}

@@ -1,0 +1,120 @@
+"""Sweeps: resumable after a kill, identical for any worker count or executor, byte-reproducible."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import orjson
+import pytest
+
+import srezero
+from srezero.sweep import records, runner
+
+HERE = Path(__file__).resolve().parent
+TASKS = ("inc-001", "inc-002", "inc-003")
+
+
+def specs(ids=TASKS) -> dict:
+    return {t: srezero.get_task(t) for t in ids}
+
+
+def files(out: Path) -> dict[str, bytes]:
+    """Every record plus the deterministic summary files, as bytes (the manifest is machine-specific)."""
+    found = {str(p.relative_to(out)): p.read_bytes() for p in sorted((out / "episodes").rglob("*")) if p.is_file()}
+    for name in (records.SUMMARY_JSON, records.SUMMARY_CSV, records.EPISODES_CSV):
+        found[name] = (out / name).read_bytes()
+    return found
+
+
+def test_killed_sweep_resumes_to_the_same_records(tmp_path, monkeypatch):
+    monkeypatch.syspath_prepend(str(HERE))
+    seeds = [0, 1, 2, 3]
+    agent = runner.agent_spec("slow_agent:SlowRunbook", label="runbook")
+    whole = tmp_path / "whole"
+    runner.sweep(whole, [agent], specs(), seeds, workers=1, progress=False)
+
+    killed = tmp_path / "killed"
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(HERE), os.environ.get("PYTHONPATH", "")]),
+           "SREZERO_TEST_SLOW": "0.15", "PYTHONHASHSEED": "12345"}
+    cmd = [sys.executable, "-c", "from srezero.cli import main; main()", "sweep", "--agents", "slow_agent:SlowRunbook",
+           "--label", "runbook", "--tasks", ",".join(TASKS), "--seeds", "4", "--workers", "1", "--out", str(killed),
+           "--no-progress"]
+    proc = subprocess.Popen(cmd, env=env, start_new_session=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        deadline = time.monotonic() + 120
+        while len(list((killed / "episodes").rglob("seed-*.json"))) < 3:
+            assert proc.poll() is None, "the sweep ended before it could be killed"
+            assert time.monotonic() < deadline, "the sweep made no progress"
+            time.sleep(0.01)
+        os.killpg(proc.pid, signal.SIGKILL)
+    finally:
+        proc.wait(timeout=30)
+    done = list((killed / "episodes").rglob("seed-*.json"))
+    assert 3 <= len(done) < len(TASKS) * len(seeds)
+    stale = done[0].with_name(done[0].name + ".999.tmp")  # what a writer killed mid-write leaves
+    stale.write_bytes(b'{"half": ')
+
+    res = runner.sweep(killed, [agent], specs(), seeds, workers=2, progress=False)
+    assert res.skipped == len(done) and res.ran == len(TASKS) * len(seeds) - len(done)
+    assert not stale.exists()
+    assert files(killed) == files(whole)
+    again = runner.sweep(killed, [agent], specs(), seeds, workers=2, progress=False)
+    assert again.ran == 0 and files(killed) == files(whole)
+
+
+def test_one_and_two_workers_give_identical_records_and_summary(tmp_path):
+    agents = [runner.agent_spec(n) for n in ("random", "runbook", "greedy")]
+    one, two = tmp_path / "one", tmp_path / "two"
+    r1 = runner.sweep(one, agents, specs(), [0, 1], workers=1, progress=False)
+    r2 = runner.sweep(two, agents, specs(), [0, 1], workers=2, progress=False)
+    assert r1.summary == r2.summary
+    assert files(one) == files(two)
+    assert len([k for k in files(one) if k.startswith("episodes/")]) == 3 * len(TASKS) * 2
+
+
+def test_manifest_and_a_changed_task_are_detected(tmp_path):
+    agent = runner.agent_spec("greedy")
+    runner.sweep(tmp_path, [agent], specs(("inc-001",)), [0], progress=False)
+    m = records.load_manifest(tmp_path)
+    assert m["seeds"] == [0] and m["tasks"]["inc-001"]["hash"] == records.task_hash(srezero.get_task("inc-001"))
+    assert m["agents"]["greedy"]["name"] == "greedy" and m["srezero_version"] == srezero.__version__
+    # adding seeds and tasks extends the run
+    runner.sweep(tmp_path, [agent], specs(("inc-001", "inc-002")), [0, 1], progress=False)
+    assert records.load_manifest(tmp_path)["seeds"] == [0, 1]
+    changed = srezero.get_task("inc-001").model_copy(update={"verify_window_s": 900.0})
+    with pytest.raises(ValueError, match="task inc-001 changed"):
+        runner.sweep(tmp_path, [agent], {"inc-001": changed}, [0], progress=False)
+    with pytest.raises(ValueError, match="agent greedy has different settings"):
+        runner.sweep(tmp_path, [runner.agent_spec("random", label="greedy")], specs(("inc-001",)), [0],
+                     progress=False)
+
+
+def test_records_are_canonical_and_ground_truth_stays_in_the_result(tmp_path):
+    runner.sweep(tmp_path, [runner.agent_spec("oracle")], specs(("inc-002",)), [4], progress=False)
+    path = tmp_path / "episodes" / "oracle" / "inc-002" / "seed-0004.json"
+    data = path.read_bytes()
+    rec = orjson.loads(data)
+    assert data == records.dumps(rec) and data.endswith(b"\n")
+    assert rec["status"] == "ok" and rec["schema"] == records.SCHEMA and rec["agent"] == "oracle"
+    assert "usage" not in rec  # deterministic agents have no wall-clock field at all
+    assert rec["result"]["ground_truth"]
+    assert not list(tmp_path.rglob("*.tmp"))
+
+
+def test_ray_executor_matches_the_process_pool(tmp_path):
+    ray = pytest.importorskip("ray")
+    agents = [runner.agent_spec(n) for n in ("runbook", "greedy")]
+    task = specs(("inc-001",))
+    runner.sweep(tmp_path / "proc", agents, task, [0, 1], workers=2, progress=False)
+    try:
+        ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False,
+                 runtime_env={"env_vars": {"PYTHONHASHSEED": "7"}})
+        runner.sweep(tmp_path / "ray", agents, task, [0, 1], workers=2, executor="ray", progress=False)
+    finally:
+        ray.shutdown()
+    assert files(tmp_path / "ray") == files(tmp_path / "proc")

@@ -1,0 +1,110 @@
+"""Statistics, record helpers and the ``srezero sweep`` command."""
+
+from __future__ import annotations
+
+import random
+
+import numpy as np
+import orjson
+import pytest
+from click.testing import CliRunner
+
+import srezero
+from srezero.cli import cli
+from srezero.sweep import records, stats
+from srezero.sweep.progress import Progress
+
+
+def _rows(n: int, agent: str = "a", task: str = "t") -> list[dict]:
+    rng = np.random.default_rng(0)
+    out = []
+    for seed in range(n):
+        row = {"agent": agent, "task": task, "seed": seed, "status": "ok"}
+        row.update(dict.fromkeys(records.METRICS, 0.0))
+        row["marks"] = float(rng.uniform(0, 100))
+        row["success"] = float(seed % 2)
+        row["ttd_s"] = None if seed % 3 == 0 else float(seed * 10)
+        out.append(row)
+    return out
+
+
+def test_bootstrap_ci_brackets_the_mean_and_narrows_with_n():
+    small = stats.bootstrap(np.array([r["marks"] for r in _rows(10)]), "k")
+    big = stats.bootstrap(np.array([r["marks"] for r in _rows(400)]), "k")
+    for m in (small, big):
+        assert m["lo"] < m["mean"] < m["hi"]
+    assert (big["hi"] - big["lo"]) < (small["hi"] - small["lo"]) / 3
+    assert stats.bootstrap(np.array([5.0, 5.0, 5.0]), "k") == {"mean": 5.0, "lo": 5.0, "hi": 5.0, "n": 3}
+    assert stats.bootstrap(np.array([np.nan, np.nan]), "k")["mean"] is None
+    # a proportion's interval for 50/100 successes is close to the normal approximation (+-0.098)
+    half = stats.bootstrap(np.array([1.0] * 50 + [0.0] * 50), "p")
+    assert half["lo"] == pytest.approx(0.40, abs=0.02) and half["hi"] == pytest.approx(0.60, abs=0.02)
+
+
+def test_summary_is_order_independent_and_skips_undefined_values():
+    rows = _rows(12) + _rows(5, agent="b") + _rows(6, task="u")
+    rows.append({"agent": "b", "task": "t", "seed": 99, "status": "provider_error", **dict.fromkeys(records.METRICS)})
+    shuffled = list(rows)
+    random.Random(3).shuffle(shuffled)
+    s1, s2 = stats.summarise(rows), stats.summarise(shuffled)
+    assert orjson.dumps(s1) == orjson.dumps(s2)
+    groups = {(g["agent"], g["task"]): g for g in s1["groups"]}
+    assert set(groups) == {("a", "*"), ("a", "t"), ("a", "u"), ("b", "*"), ("b", "t")}
+    assert groups[("a", "*")]["n"] == 18 and groups[("b", "t")]["provider_errors"] == 1
+    assert groups[("b", "t")]["n"] == 5
+    assert groups[("a", "t")]["metrics"]["ttd_s"]["n"] == 8  # seeds 0, 3, 6, 9 have no TTD
+    header, table = stats.csv_rows(s1)
+    assert header[:3] == ["agent", "task", "n"] and "marks_lo" in header and len(table) == 5
+
+
+def test_record_paths_hashes_and_atomic_writes(tmp_path):
+    p = records.record_path(tmp_path, "llm-react@org/model", "gen:x/y", 7)
+    assert p.relative_to(tmp_path).as_posix() == "episodes/llm-react@org_model/gen_x_y/seed-0007.json"
+    spec = srezero.get_task("inc-001")
+    assert records.task_hash(spec) == records.task_hash(spec.model_copy())
+    assert records.task_hash(spec) != records.task_hash(spec.model_copy(update={"verify_window_s": 700.0}))
+    records.write_atomic(p, records.dumps({"b": 1, "a": {"d": 2, "c": np.int64(3)}}))
+    assert p.read_bytes() == b'{"a":{"c":3,"d":2},"b":1}\n'
+    assert [x.name for x in p.parent.iterdir()] == ["seed-0007.json"]
+    (p.parent / "seed-0008.json.77.tmp").write_bytes(b"{")
+    assert records.clean_tmp(tmp_path) == 1
+
+
+def test_progress_reports_done_rate_and_eta():
+    import io
+
+    out = io.StringIO()
+    bar = Progress(10, initial=2, enabled=True, stream=out)
+    bar.update(4)
+    bar.close()
+    text = out.getvalue()
+    assert "6/10" in text and "ep/s" in text and "ETA" in text
+
+
+def test_sweep_command_runs_resumes_and_summarises(tmp_path):
+    out = str(tmp_path / "run")
+    args = ["sweep", "--agents", "random,greedy", "--tasks", "inc-001", "--seeds", "0-1", "--workers", "1",
+            "--out", out, "--no-progress"]
+    first = CliRunner().invoke(cli, args)
+    assert first.exit_code == 0, first.output
+    assert "greedy" in first.output and "MARKS" in first.output
+    assert "ran 4, already recorded 0" in first.output
+    again = CliRunner().invoke(cli, args)
+    assert "ran 0, already recorded 4" in again.output
+    only = CliRunner().invoke(cli, ["sweep", "--summary-only", "--out", out])
+    assert only.exit_code == 0 and "random" in only.output
+    csv = (tmp_path / "run" / "summary.csv").read_text().splitlines()
+    assert csv[0].startswith("agent,task,n,") and len(csv) == 1 + 4
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--agents", "nosuch"], "unknown agent"),
+    (["--agents", "llm-react"], "--model"),
+    (["--tasks", "inc-999"], "unknown task"),
+    (["--seeds", "a-b"], "give a count"),
+    (["--agents", "random,random"], "used twice"),
+    (["--difficulty", "hard", "--split", "private"], "no task matches"),
+])
+def test_sweep_command_rejects_bad_input(tmp_path, args, message):
+    res = CliRunner().invoke(cli, ["sweep", "--out", str(tmp_path / "x"), "--no-progress", *args])
+    assert res.exit_code != 0 and message in res.output
