@@ -231,6 +231,18 @@ class Episode:
         self.trajectory[-1]["reward"] = reward
         return obs, reward, terminated, truncated, info
 
+    def finish(self) -> dict[str, Any]:
+        """End an unfinished episode as truncated (for harnesses that stop early) and score it.
+
+        Idempotent: a finished episode returns its existing result.
+        """
+        if self.world is None:
+            raise RuntimeError("call reset() before finish()")
+        if not self.st.done:
+            self.st.done = True
+            self.result = self._finish(True)
+        return self.result
+
     # ------------------------------------------------------------------ used by submit tools
     def record_diagnosis(self, claims: list[Any], summary: str) -> int:
         """Keep the (last) submitted diagnosis; it is scored when the episode ends."""

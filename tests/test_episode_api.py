@@ -92,3 +92,15 @@ def test_rewards_sum_to_marks() -> None:
         rec = play("inc-002", 1, agent)
         total = sum(t["reward"] for t in rec["trajectory"])
         assert abs(total - rec["result"]["marks"] / 100.0) < 1e-9
+
+
+def test_wait_passes_time_and_finish_scores_an_unfinished_episode() -> None:
+    env = srezero.make("inc-002", 1)
+    env.reset()
+    obs, *_ = env.step("wait(seconds=120)")
+    assert obs.ok and obs.sim_time_s == 120.0 and "edge error ratio" in obs.text
+    result = env.finish()
+    assert result["truncated"] is True and result["steps"] == 1
+    assert env.finish() is result
+    after, *_ = env.step("get_alerts()")
+    assert not after.ok

@@ -105,19 +105,22 @@ def incident_agent() -> Solver:
         obs, _ = env.reset(seed=seed)
         state.messages = [ChatMessageSystem(content=INSTRUCTIONS), ChatMessageUser(content=obs.text)]
         state.tools = episode_tools(env)
-        while not obs.done:
-            state = await generate(state, tool_calls="none")
-            message = state.output.message
-            if message.tool_calls:
-                for call in message.tool_calls:
-                    obs = env.step(_call_action(call))[0]
-                    state.messages.append(_tool_message(call, obs))
-                    if obs.done:
-                        break
-            else:
-                obs = env.step(message.text)[0]
-                state.messages.append(ChatMessageUser(content=obs.text + ("" if obs.ok else TEXT_ACTION_HINT)))
-        state.store.set(RESULT_KEY, orjson.loads(orjson.dumps(env.result)))
+        try:
+            while not obs.done:
+                state = await generate(state, tool_calls="none")
+                message = state.output.message
+                if message.tool_calls:
+                    for call in message.tool_calls:
+                        obs = env.step(_call_action(call))[0]
+                        state.messages.append(_tool_message(call, obs))
+                        if obs.done:
+                            break
+                else:
+                    obs = env.step(message.text)[0]
+                    state.messages.append(ChatMessageUser(content=obs.text + ("" if obs.ok else TEXT_ACTION_HINT)))
+        finally:
+            # an inspect limit (messages, tokens, time) ends the episode as truncated, scored like a budget
+            state.store.set(RESULT_KEY, orjson.loads(orjson.dumps(env.finish())))
         state.completed = True
         return state
 
@@ -141,13 +144,14 @@ def score_components(result: dict[str, Any]) -> dict[str, float]:
 
 @scorer(metrics={name: [mean(), stderr()] for name in COMPONENTS})
 def incident_scorer() -> Scorer:
-    """The episode's marks (0-100) and components; an episode cut short by an inspect limit scores 0."""
+    """The episode's marks (0-100) and components; an episode cut short by an inspect limit is scored as
+    truncated (the world is verified as the agent left it)."""
 
     async def score(state: TaskState, target: Target) -> Score:
         result = state.store.get(RESULT_KEY)
         if result is None:
             return Score(value=dict.fromkeys(COMPONENTS, 0.0),
-                         explanation="the episode did not finish (an inspect limit or error stopped it)")
+                         explanation="the episode never started (an error before the first step)")
         claims = result["diagnosis"].get("claims") or []
         return Score(value=score_components(result), answer=orjson.dumps(claims).decode(),
                      explanation=summary_line(result), metadata={"result": result})
