@@ -1,0 +1,152 @@
+"""The interactive front end: a ``cmd.Cmd`` loop with readline completion, history and colour.
+
+The prompt always shows the steps and simulated minutes left. Every line goes to
+:meth:`PlaySession.handle`; this module only decides how to print the reply. History persists in
+``$SREZERO_PLAY_HISTORY`` or ``$XDG_STATE_HOME/srezero/play_history`` (``~/.local/state/...``).
+"""
+
+from __future__ import annotations
+
+import cmd
+import contextlib
+import os
+import sys
+from pathlib import Path
+from typing import IO, Any
+
+from srezero.play import complete as comp
+from srezero.play.session import PlaySession, Reply
+from srezero.play.style import Style
+
+HISTORY_LINES = 1000
+
+
+def history_path() -> Path:
+    explicit = os.environ.get("SREZERO_PLAY_HISTORY")
+    if explicit:
+        return Path(explicit)
+    base = os.environ.get("XDG_STATE_HOME") or str(Path.home() / ".local" / "state")
+    return Path(base) / "srezero" / "play_history"
+
+
+class PlayShell(cmd.Cmd):
+    """Reads lines, hands them to the session, prints replies; ends when the episode does."""
+
+    intro = ""
+    doc_header = ""
+
+    def __init__(self, session: PlaySession, style: Style, stdin: IO[str] | None = None,
+                 stdout: IO[str] | None = None) -> None:
+        super().__init__(stdin=stdin, stdout=stdout)
+        self.session = session
+        self.style = style
+        self.finished = False
+        self._matches: list[str] = []
+        self._readline: Any = None
+        if stdin is not None:
+            self.use_rawinput = False
+
+    # ------------------------------------------------------------------ prompt
+    @property
+    def prompt(self) -> str:  # type: ignore[override]
+        s = self.session
+        left = s.time_left_s
+        low = s.steps_left <= max(2, s.step_budget // 5) or left <= s.time_budget_s / 5
+        budget = f"{s.steps_left}/{s.step_budget} steps · {int(left // 60)}m{int(left % 60):02d}s left"
+        wrap = self._readline is not None and sys.stdin.isatty()  # readline's width markers, only under readline
+        return (self.style.paint(f"[{budget}]", "red" if low else "yellow", prompt=wrap)
+                + self.style.paint(" srezero> ", "bold", prompt=wrap))
+
+    # ------------------------------------------------------------------ the loop
+    def preloop(self) -> None:
+        if not self.use_rawinput or self._readline is not None:  # not again after a ^C
+            return
+        try:
+            import readline
+        except ImportError:  # pragma: no cover - readline is missing on some platforms
+            return
+        self._readline = readline
+        readline.set_completer_delims(comp.DELIMS)
+        if "libedit" in (readline.__doc__ or ""):  # pragma: no cover - macOS system Python
+            readline.parse_and_bind("bind ^I rl_complete")
+        with contextlib.suppress(OSError, ValueError):
+            readline.read_history_file(history_path())
+        readline.set_history_length(HISTORY_LINES)
+
+    def postloop(self) -> None:
+        if self._readline is None:
+            return
+        path = history_path()
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            self._readline.write_history_file(path)
+        except OSError:
+            pass
+
+    def cmdloop(self, intro: Any = None) -> None:
+        while not self.finished:
+            try:
+                super().cmdloop(intro)
+            except KeyboardInterrupt:
+                self.stdout.write("^C (type quit to leave)\n")
+            else:
+                return
+
+    def onecmd(self, line: str) -> bool:
+        if line == "EOF":
+            self.stdout.write("\n")
+            reply = self.session.handle("quit")
+            if not reply.done:  # a second EOF cannot come from a closed stream: leave now
+                reply = self.session.handle("quit")
+        else:
+            reply = self.session.handle(line)
+        self.show(reply)
+        if reply.done:
+            self.finished = True
+        return reply.done
+
+    def emptyline(self) -> bool:
+        return False
+
+    def show(self, reply: Reply) -> None:
+        s = self.style
+        if reply.header:
+            colour = "red" if reply.kind == "error" else "cyan"
+            self.stdout.write(s.paint(f"── {reply.header}", colour) + "\n")
+        if not reply.text:
+            return
+        text = reply.text
+        if reply.kind == "error":
+            text = s.red(text)
+        elif reply.kind == "hint":
+            text = s.blue(text, "bold")
+        self.stdout.write(text + "\n")
+
+    # ------------------------------------------------------------------ completion
+    def complete(self, text: str, state: int) -> str | None:
+        if state == 0:
+            rl = self._readline
+            if rl is None:
+                return None
+            line = rl.get_line_buffer()
+            begidx = rl.get_begidx()
+            env = self.session.env
+            try:
+                self._matches = comp.candidates(line[:begidx], text, comp.Names.of(env.world))
+            except Exception:  # completion must never kill the session
+                self._matches = []
+        return self._matches[state] if state < len(self._matches) else None
+
+
+def run(session: PlaySession, style: Style, out: IO[str] | None = None) -> bool:
+    """Page the player, run the loop; True when the episode ended (and a debrief is due)."""
+    stream = out or sys.stdout
+    page = session.start()
+    stream.write(style.paint(page.splitlines()[0], "red", "bold") + "\n")
+    stream.write("\n".join(page.splitlines()[1:]) + "\n")
+    stream.write(style.dim("Type help for the tools, help TOOL for one, "
+                           + ("hint for a hint, " if session.hints_enabled else "")
+                           + "Tab to complete, quit to leave.") + "\n")
+    shell = PlayShell(session, style, stdout=stream)
+    shell.cmdloop()
+    return session.done

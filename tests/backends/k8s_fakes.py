@@ -1,0 +1,149 @@
+"""A fake Kubernetes client that records every API call, built from the official client's models."""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Callable
+from typing import Any
+from urllib.parse import parse_qs, urlsplit
+
+import orjson
+import pytest
+
+k8s = pytest.importorskip("kubernetes.client")
+from kubernetes.client.exceptions import ApiException  # noqa: E402
+
+NS = "shop"
+NOW = dt.datetime(2026, 3, 1, 12, 0, 0, tzinfo=dt.UTC)
+
+
+class Recorder:
+    """Stands in for CoreV1Api/AppsV1Api: ``calls`` gets ``("core.method", kwargs)`` in order."""
+
+    def __init__(self, prefix: str, calls: list[tuple[str, dict[str, Any]]], responses: dict[str, Any]) -> None:
+        self._prefix, self._calls, self._responses = prefix, calls, responses
+
+    def __getattr__(self, name: str) -> Callable[..., Any]:
+        if name.startswith("_"):
+            raise AttributeError(name)
+
+        def method(**kwargs: Any) -> Any:
+            self._calls.append((f"{self._prefix}.{name}", kwargs))
+            resp = self._responses.get(f"{self._prefix}.{name}")
+            if callable(resp) and not isinstance(resp, type):
+                resp = resp(**kwargs)
+            if isinstance(resp, Exception):
+                raise resp
+            return resp
+
+        return method
+
+
+def not_found() -> ApiException:
+    return ApiException(status=404, reason="Not Found")
+
+
+def meta(name: str, **kw: Any) -> Any:
+    return k8s.V1ObjectMeta(name=name, namespace=NS, **kw)
+
+
+def pod(name: str, app: str, node: str = "node-a", reason: str | None = None, ready: bool = True,
+        restarts: int = 0, owner: str = "ReplicaSet") -> Any:
+    state = k8s.V1ContainerState(waiting=k8s.V1ContainerStateWaiting(reason=reason)) if reason else \
+        k8s.V1ContainerState(running=k8s.V1ContainerStateRunning(started_at=NOW))
+    return k8s.V1Pod(
+        metadata=meta(name, labels={"app": app}, creation_timestamp=NOW - dt.timedelta(minutes=30),
+                      owner_references=[k8s.V1OwnerReference(api_version="apps/v1", kind=owner, name=f"{app}-rs",
+                                                             uid="u1")]),
+        spec=k8s.V1PodSpec(node_name=node, containers=[k8s.V1Container(name=app, image=f"shop/{app}:1.4.2")]),
+        status=k8s.V1PodStatus(phase="Running", container_statuses=[k8s.V1ContainerStatus(
+            name=app, image=f"shop/{app}:1.4.2", image_id="x", ready=ready, restart_count=restarts, state=state)]))
+
+
+def template(app: str, image: str, env: dict[str, str] | None = None, hash_: str = "abc") -> Any:
+    return k8s.V1PodTemplateSpec(
+        metadata=k8s.V1ObjectMeta(labels={"app": app, "pod-template-hash": hash_}),
+        spec=k8s.V1PodSpec(containers=[k8s.V1Container(
+            name=app, image=image, env=[k8s.V1EnvVar(name=k, value=v) for k, v in (env or {}).items()])]))
+
+
+def deployment(app: str, replicas: int = 3, available: int = 3, revision: int = 3) -> Any:
+    return k8s.V1Deployment(
+        metadata=meta(app, annotations={"deployment.kubernetes.io/revision": str(revision)}, uid=f"uid-{app}"),
+        spec=k8s.V1DeploymentSpec(replicas=replicas, selector=k8s.V1LabelSelector(match_labels={"app": app}),
+                                  template=template(app, f"shop/{app}:1.4.2", {"DB_URL": "postgres://db"})),
+        status=k8s.V1DeploymentStatus(replicas=replicas, ready_replicas=available, available_replicas=available))
+
+
+def replica_set(app: str, revision: int, image: str, owner: str | None = None, minutes_ago: int = 60) -> Any:
+    return k8s.V1ReplicaSet(
+        metadata=meta(f"{app}-rs{revision}", annotations={"deployment.kubernetes.io/revision": str(revision)},
+                      creation_timestamp=NOW - dt.timedelta(minutes=minutes_ago),
+                      owner_references=[k8s.V1OwnerReference(api_version="apps/v1", kind="Deployment",
+                                                             name=owner or app, uid="u")]),
+        spec=k8s.V1ReplicaSetSpec(selector=k8s.V1LabelSelector(match_labels={"app": app}),
+                                  template=template(app, image, hash_=f"h{revision}")))
+
+
+def event(name: str, kind: str, reason: str, message: str, minutes_ago: float, type_: str = "Warning",
+          count: int = 1) -> Any:
+    return k8s.CoreV1Event(metadata=meta(f"{name}.{reason}"), involved_object=k8s.V1ObjectReference(kind=kind, name=name),
+                           reason=reason, message=message, type=type_, count=count,
+                           last_timestamp=NOW - dt.timedelta(minutes=minutes_ago))
+
+
+def node(name: str, ready: bool = True, unschedulable: bool = False) -> Any:
+    return k8s.V1Node(metadata=k8s.V1ObjectMeta(name=name), spec=k8s.V1NodeSpec(unschedulable=unschedulable),
+                      status=k8s.V1NodeStatus(conditions=[k8s.V1NodeCondition(type="Ready",
+                                                                              status="True" if ready else "False")]))
+
+
+class FakeProm:
+    """An injected ``http_get`` for the Prometheus client: records URLs, answers from ``answers``."""
+
+    def __init__(self, answers: dict[str, Any]) -> None:
+        self.urls: list[str] = []
+        self.answers = answers
+
+    def __call__(self, url: str) -> bytes:
+        self.urls.append(url)
+        path = urlsplit(url).path.rsplit("/", 1)[-1]
+        data = self.answers[path]
+        if isinstance(data, Exception):
+            raise data
+        return orjson.dumps({"status": "success", "data": data})
+
+    def params(self, i: int = -1) -> dict[str, str]:
+        return {k: v[0] for k, v in parse_qs(urlsplit(self.urls[i]).query).items()}
+
+
+class ScriptedAgent:
+    """A user agent (``--agent k8s_fakes:ScriptedAgent``) that types a fixed list of actions."""
+
+    SCRIPT: tuple[Any, ...] = (
+        "kubectl get pods -l app=web",
+        "kubectl logs web --tail 5",
+        "get_traces()",
+        {"tool": "submit_diagnosis", "args": {"root_causes": [
+            {"entity": "web.env.DB_URL", "category": "misconfiguration", "detail": "DB_URL points at the old host"}]}},
+        "kubectl set env deploy/web DB_URL=postgres://db2",
+        "resolve()",
+    )
+
+    def reset(self, task_info: Any, seed: int, tool_specs: list[dict[str, Any]]) -> None:
+        self.i = 0
+
+    def act(self, observation: Any) -> Any:
+        self.i += 1
+        return self.SCRIPT[self.i - 1]
+
+
+def cluster_responses(available: int = 3) -> dict[str, Any]:
+    """Enough of a namespace for the scripted agent and the readiness check."""
+    return {
+        "core.list_namespaced_pod": k8s.V1PodList(items=[pod("web-1", "web"), pod("web-2", "web")]),
+        "core.read_namespaced_pod_log": "2026-03-01T11:59:00Z ERROR could not connect to postgres://db\n",
+        "apps.read_namespaced_deployment": deployment("web"),
+        "apps.list_namespaced_deployment": k8s.V1DeploymentList(items=[deployment("web", available=available),
+                                                                      deployment("db", replicas=1, available=1)]),
+    }
