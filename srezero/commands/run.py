@@ -17,6 +17,8 @@ import orjson
 @click.option("--out", type=click.Path(dir_okay=False), help="also write the record to this file")
 @click.option("--model", help="model name, for LLM agents")
 @click.option("--base-url", help="OpenAI-compatible endpoint, for LLM agents")
+@click.option("--replay", "replay_path", type=click.Path(exists=True),
+              help="for the replay agent: a record file, an action file or a run directory (or SREZERO_REPLAY)")
 @click.option("--backend", type=click.Choice(["sim", "k8s"]), default="sim", show_default=True,
               help="sim: the simulator; k8s: a live Kubernetes namespace (docs/kubernetes.md)")
 @click.option("--namespace", help="k8s: the namespace to work in")
@@ -24,7 +26,7 @@ import orjson
 @click.option("--prometheus-url", help="k8s: Prometheus base URL for query_metrics, get_alerts and the SLO check")
 @click.option("--promql", multiple=True, metavar="NAME=EXPR", help="k8s: add or override a metric's PromQL (repeatable)")
 def run_cmd(task_id: str | None, agent: str, seed: int, as_json: bool, quiet: bool, out: str | None, model: str | None,
-            base_url: str | None, backend: str, namespace: str | None, kubeconfig: str | None,
+            base_url: str | None, replay_path: str | None, backend: str, namespace: str | None, kubeconfig: str | None,
             prometheus_url: str | None, promql: tuple[str, ...]) -> None:
     """Run one episode and print what happened."""
     import srezero
@@ -40,7 +42,7 @@ def run_cmd(task_id: str | None, agent: str, seed: int, as_json: bool, quiet: bo
             env = srezero.make(task_id, seed)
         except (KeyError, ValueError) as exc:
             raise click.ClickException(str(exc).strip("'\"")) from None
-    kwargs = {k: v for k, v in (("model", model), ("base_url", base_url)) if v}
+    kwargs = {k: v for k, v in (("model", model), ("base_url", base_url), ("path", replay_path)) if v}
     try:
         bot = registry.create(agent, **kwargs)
     except (ValueError, TypeError) as exc:
