@@ -95,6 +95,7 @@ class BadConfig(ConfigFault):
                  Signal("get_changes", "any", pattern="<key>", description="the change that set it")),
         remedies=(Remedy("set_config", "restore a value inside the key's safe envelope (docs/faults.md)"),),
         wrong_fix_effects="restarts reload the same bad value; rolling back code does not touch config",
+        example="web_server", example_params=(("key", "rate_limit_rps"), ("value", 20)),
     )
 
 
@@ -114,6 +115,7 @@ class CrashLoop(ConfigFault):
                  Signal("get_config", "service", pattern="env\\.DATABASE_URL", description="the empty variable")),
         remedies=(Remedy("set_config", "set env.DATABASE_URL back to the database URL"),),
         wrong_fix_effects="restarts crash again at once; scaling adds more crashing replicas",
+        example="web_server",
     )
 
     def bad_value(self, w: World) -> Any:
@@ -152,11 +154,12 @@ class MemoryLeak(Fault):
         targets=("service:web_server", "service:worker"),
         description="a release that leaks memory until replicas are OOM-killed",
         params=(Param("minutes_to_oom", float, 9.0, lo=3.0, hi=60.0, description="time from start to OOM kill"),),
-        signals=(Signal("get_events", "service", pattern="OOMKilled", description="OOM kills"),
+        signals=(Signal("search_logs", "service", pattern="GC overhead", description="GC thrashing near the limit"),
                  Signal("query_metrics", "service", args=(("metric", "memory_mb"),), description="memory climbing"),
                  Signal("get_changes", "any", pattern="<version>", description="the release that started it")),
         remedies=(Remedy("rollback", "roll the service back to the previous release"),),
         wrong_fix_effects="restarts buy minutes before the next OOM kill; raising the memory limit only delays it",
+        example="web_server", example_params=(("minutes_to_oom", 6.0),), alert="HighErrorRate",
     )
 
     def prepare(self, w: World) -> None:
@@ -181,15 +184,16 @@ class MemoryLeak(Fault):
                          detail_tokens=("leak", self.version, "memory"), fault=self.meta.name, layer=self.meta.layer)
 
     def oracle_reads(self, w: World) -> list[dict[str, Any]]:
-        return [{"tool": "get_events", "args": {"entity": self.service}},
-                {"tool": "query_metrics", "args": {"target": self.service, "metric": "memory_mb"}},
+        rep = w.services[self.service].replicas[0].name  # memory is a per-replica metric
+        return [{"tool": "search_logs", "args": {"service": self.service, "pattern": "GC overhead"}},
+                {"tool": "query_metrics", "args": {"target": rep, "metric": "memory_mb"}},
                 {"tool": "get_changes", "args": {"service": self.service}}]
 
     def oracle_fix(self, w: World) -> list[dict[str, Any]]:
         return [{"tool": "rollback", "args": {"service": self.service}}]
 
     def signals(self, w: World) -> list[tuple[str, str, dict[str, Any], str]]:
-        return [("get_events", self.service, {}, "OOMKilled"),
+        return [("search_logs", self.service, {}, "GC overhead"),
                 ("query_metrics", self.service, {"metric": "memory_mb"}, ""),
                 ("get_changes", "*", {}, self.version.replace(".", r"\."))]
 
@@ -219,6 +223,7 @@ class RetryStorm(Fault):
                  Signal("search_logs", "service", pattern="timeout", description="client timeouts and retries")),
         remedies=(Remedy("set_config", "db_retries <= 1 and db_timeout_ms well above the database's healthy p99"),),
         wrong_fix_effects="scaling the web tier adds more retrying clients; restarting alone re-latches at the next surge",
+        example="web_server", example_params=(("timeout_factor", 1.3), ("retries", 4), ("surge", 1.7), ("surge_s", 120.0)),
     )
 
     def prepare(self, w: World) -> None:

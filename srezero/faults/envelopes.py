@@ -37,6 +37,25 @@ def _rate_limit_ok(w: World, v: Any) -> bool:
     return int(v) >= 1.5 * w.state.base_rps * 1.3 / n
 
 
+def _cache_limit_ok(w: World, v: Any) -> bool:
+    """Room for the cache's dataset (capped by maxmemory) plus overhead, within the node's memory."""
+    cache = w.services["cache"]
+    rep = cache.replicas[0]
+    need = rep.base_mem_mb * 0.2 + min(float(cache.config["maxmemory_mb"]), w.state.cache_ws_mb)
+    return need * 1.2 <= int(v) <= rep.node.mem_total_mb * 0.5
+
+
+def _visibility_ok(w: World, v: Any) -> bool:
+    """Longer than the longest job (or redeliveries duplicate work), at most SQS's 12 hours."""
+    longest = max(3 * w.state.worker_proc_ms / 1000 * 3, 1.5 * w.state.mq_long_s)
+    return longest <= int(v) <= 43_200
+
+
+def _inflight_ok(w: World, v: Any) -> bool:
+    """At least the consumer's ack batch (below it consumers stall on the ack timer), bounded above."""
+    return w.state.mq_ack_batch <= int(v) <= 5000
+
+
 def _timeout_ok(w: World, v: Any) -> bool:
     return 4 * w.state.db_base_lat_ms * 10 <= int(v) <= 30000
 
@@ -54,16 +73,22 @@ ENVELOPES: dict[tuple[str, str], Callable[[World, Any], bool]] = {
     ("web_server", "memory_limit_mb"): lambda w, v: int(v) >= 900,
     ("web_server", "max_open_files"): lambda w, v: int(v) >= 2048,
     ("load_balancer", "health_check_path"): lambda w, v: v in ("/healthz", "/health"),
-    ("load_balancer", "max_connections"): lambda w, v: int(v) >= 2 * w.state.base_rps * 1.5,
-    ("load_balancer", "idle_timeout_s"): lambda w, v: int(v) >= 30,
+    ("load_balancer", "max_connections"): lambda w, v: 2 * w.state.base_rps * 1.5 <= int(v) <= 100_000,
+    ("load_balancer", "idle_timeout_s"): lambda w, v: 30 <= int(v) <= 3600,
     ("load_balancer", "tls_cert_days_left"): lambda w, v: int(v) > 7,
     ("cache", "maxmemory_mb"): lambda w, v: w.state.cache_ws_mb <= int(v) <= 16384,
     ("cache", "ttl_s"): lambda w, v: 120 <= int(v) <= 86400,
     ("database", "max_connections"): _max_conns_ok,
     ("database", "statement_timeout_ms"): lambda w, v: int(v) >= 1000,
-    ("message_queue", "visibility_timeout_s"): lambda w, v: int(v) >= 3 * w.state.worker_proc_ms / 1000 * 3,
-    ("message_queue", "max_inflight"): lambda w, v: int(v) >= 10,
+    ("message_queue", "visibility_timeout_s"): _visibility_ok,
+    ("message_queue", "max_inflight"): _inflight_ok,
     ("worker", "concurrency"): lambda w, v: 4 <= int(v) <= 64,
+    ("web_server", "cache_auth_secret"): lambda w, v: v == w.services["cache"].config["auth_secret"],
+    ("cache", "memory_limit_mb"): _cache_limit_ok,
+    ("database", "max_standby_streaming_delay_s"): lambda w, v: 0 <= int(v) <= 50,
+    ("database", "autovacuum"): lambda w, v: v is True,
+    ("load_balancer", "sticky_sessions"): lambda w, v: v is False,
+    ("message_queue", "dlq_max_messages"): lambda w, v: 2 * w.state.mq_dlq + 10_000 <= int(v) <= 1_000_000,
 }
 
 

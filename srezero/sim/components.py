@@ -28,6 +28,7 @@ class Disk:
         "pending_sectors",
         "read_error_rate",
         "reallocated_sectors",
+        "reclaim",
         "serial",
         "used_gb",
     )
@@ -45,6 +46,7 @@ class Disk:
         self.reallocated_sectors = 0
         self.io_errors = 0  # cumulative, as the block layer counts them
         self.growth_gb_per_h = 0.0
+        self.reclaim: dict[str, float] = {}  # path -> GB that cleanup_disk may delete (logs, dumps, temp)
         self.model = model
         self.serial = serial
 
@@ -72,10 +74,13 @@ class Node:
         "cordoned",
         "cores",
         "cpu_used",
+        "daemons",
         "disks",
         "ecc_errors_per_h",
         "ephemeral_ports",
         "extra_cpu",
+        "extra_fds",
+        "extra_mem_mb",
         "fd_max",
         "fds_used",
         "index",
@@ -84,10 +89,14 @@ class Node:
         "name",
         "nic_flapping",
         "nic_loss",
+        "ntp_synced",
+        "port_lo",
         "ports_used",
         "replicas",
+        "root_full",
         "row",
         "thermal_factor",
+        "tw_reuse",
         "up",
         "zone",
     )
@@ -104,7 +113,10 @@ class Node:
         self.fd_max = 1_048_576
         self.conntrack_max = 262_144
         self.ephemeral_ports = 28_232  # 32768-60999
+        self.port_lo = 32_768  # net.ipv4.ip_local_port_range low end
+        self.tw_reuse = False  # net.ipv4.tcp_tw_reuse
         self.clock_skew_s = 0.0
+        self.ntp_synced = True  # chronyd running and disciplining the clock
         self.nic_loss = 0.0  # fraction of packets lost
         self.nic_flapping = False
         self.ecc_errors_per_h = 0.0
@@ -113,6 +125,10 @@ class Node:
         self.replicas: list[Replica] = []
         self.cpu_used = 0.0
         self.extra_cpu = 0.0  # cores used by processes outside the system (batch jobs)
+        self.extra_mem_mb = 0.0  # memory of those processes (and kernel tables sized by sysctls)
+        self.extra_fds = 0  # file descriptors they hold
+        self.daemons: list[Daemon] = []  # host processes outside the pods; totals kept in extra_*
+        self.root_full = False  # root filesystem out of space (set by the tick)
         self.mem_used_mb = 0.0
         self.fds_used = 0
         self.conntrack_used = 0
@@ -127,6 +143,43 @@ class Node:
     @property
     def data_disk(self) -> Disk:
         return self.disks[-1]
+
+    def daemon(self, name: str) -> Daemon | None:
+        return next((d for d in self.daemons if d.name == name), None)
+
+    def retotal(self) -> None:
+        """Recompute the extra_* totals the tick reads after a daemon changed (cheap: a few daemons)."""
+        self.extra_cpu = sum(d.cpu for d in self.daemons)
+        self.extra_mem_mb = sum(d.mem_mb for d in self.daemons) + self.kernel_mem_mb()
+        self.extra_fds = sum(d.fds for d in self.daemons)
+
+    def kernel_mem_mb(self) -> float:
+        """Kernel memory pinned by an oversized conntrack table (about 320 bytes an entry)."""
+        return max(0, self.conntrack_max - 262_144) * 0.000305
+
+
+class Daemon:
+    """A host process outside the pods (a cron job, a log shipper), shown by ``top``.
+
+    ``cron`` processes stay dead when killed; ``systemd`` ones are restarted at once with fresh state.
+    """
+
+    __slots__ = ("base_fds", "base_mem_mb", "cpu", "fds", "kind", "mem_mb", "name")
+
+    def __init__(self, name: str, kind: str, cpu: float, mem_mb: float, fds: int = 40) -> None:
+        self.name = name
+        self.kind = kind  # "cron" | "systemd"
+        self.cpu = cpu
+        self.mem_mb = mem_mb
+        self.fds = fds
+        self.base_mem_mb = mem_mb
+        self.base_fds = fds
+
+
+#: Host processes every node runs outside the pods: (name, kind, cores, MB, open files).
+HOST_DAEMONS = (("kubelet", "systemd", 0.04, 110.0, 90), ("containerd", "systemd", 0.02, 70.0, 120),
+                ("chronyd", "systemd", 0.0, 4.0, 8), ("fluent-bit", "systemd", 0.03, 45.0, 160),
+                ("node-exporter", "systemd", 0.01, 22.0, 14))
 
 
 class Replica:
@@ -145,6 +198,7 @@ class Replica:
         "lat_ms",
         "leak_mb_per_h",
         "leaked_conns",
+        "load_prev",
         "mem_mb",
         "name",
         "node",
@@ -175,6 +229,7 @@ class Replica:
         self.leak_mb_per_h = 0.0
         self.over_limit = False  # set by a fault or config change that puts memory above its limit
         self.leaked_conns = 0.0  # connections checked out and never returned (a code defect)
+        self.load_prev = -1.0  # last tick's raw utilisation (request queues carry over between ticks)
         self.version = ""
         # last tick's outputs, read by telemetry and by the next tick (hysteresis)
         self.rps = 0.0

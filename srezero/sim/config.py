@@ -50,22 +50,29 @@ KEYS: tuple[ConfigKey, ...] = (
     ConfigKey("web_server", "db_retries", int, "retries after a database timeout", _choice(0, 1)),
     ConfigKey("web_server", "db_host", str, "database address", _const("database:5432")),
     ConfigKey("web_server", "cache_host", str, "cache address", _const("cache:6379")),
+    ConfigKey("web_server", "cache_coalescing", bool, "coalesce concurrent misses on one cache key into one "
+              "database query (single-flight)", _const(True)),
     ConfigKey("web_server", "queue_host", str, "message broker address", _const("message_queue:5672")),
     ConfigKey("web_server", "rate_limit_rps", int, "per-replica request limit (0 = off)", _const(0)),
     ConfigKey("web_server", "cpu_limit", float, "cgroup CPU quota per replica, in cores", _choice(2.0, 2.5, 3.0)),
     ConfigKey("web_server", "memory_limit_mb", int, "cgroup memory limit per replica", _choice(1024, 1536, 2048)),
     ConfigKey("web_server", "max_open_files", int, "RLIMIT_NOFILE per replica", _choice(4096, 8192, 16384)),
     ConfigKey("web_server", "log_level", str, "application log level", _choice("info", "warn")),
+    ConfigKey("web_server", "cache_auth_secret", str, "secret (name-version) presented to the cache", _const("cache-auth-v2")),
     # cache
     ConfigKey("cache", "maxmemory_mb", int, "memory limit before eviction", _choice(3072, 4096, 6144)),
     ConfigKey("cache", "ttl_s", int, "default key time-to-live", _choice(300, 600, 900)),
     ConfigKey("cache", "eviction_policy", str, "eviction policy", _const("allkeys-lru")),
     ConfigKey("cache", "max_clients", int, "client connection limit", _choice(10000)),
+    ConfigKey("cache", "memory_limit_mb", int, "cgroup memory limit of the cache pod", _const(10240)),
+    ConfigKey("cache", "auth_secret", str, "secret (name-version) the server requires (requirepass)", _const("cache-auth-v2")),
     # database
     ConfigKey("database", "max_connections", int, "server connection limit", _choice(300, 400, 500)),
     ConfigKey("database", "statement_timeout_ms", int, "server-side query timeout", _choice(5000, 10000, 30000)),
     ConfigKey("database", "autovacuum", bool, "reclaim dead tuples automatically", _const(True)),
     ConfigKey("database", "shared_buffers_mb", int, "page cache", _choice(4096, 8192)),
+    ConfigKey("database", "max_standby_streaming_delay_s", int,
+              "how long standby WAL replay waits for conflicting queries (-1 = forever)", _const(30)),
     # message_queue
     ConfigKey("message_queue", "visibility_timeout_s", int, "seconds before an unacked message is redelivered", _choice(60, 120, 300)),
     ConfigKey("message_queue", "max_inflight", int, "unacked messages per consumer", _choice(50, 100, 200)),
@@ -76,6 +83,9 @@ KEYS: tuple[ConfigKey, ...] = (
     ConfigKey("worker", "cpu_limit", float, "cgroup CPU quota per replica, in cores", _choice(1.0, 1.5, 2.0)),
     ConfigKey("worker", "memory_limit_mb", int, "cgroup memory limit per replica", _choice(768, 1024)),
 )
+
+#: Keys that describe the world rather than configure it: shown by get_config, not settable.
+READ_ONLY: frozenset[tuple[str, str]] = frozenset({("load_balancer", "tls_cert_days_left")})
 
 BY_SERVICE: dict[str, dict[str, ConfigKey]] = {}
 for _k in KEYS:

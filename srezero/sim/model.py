@@ -16,11 +16,13 @@ from typing import TYPE_CHECKING
 from srezero.sim import metrics as M
 
 if TYPE_CHECKING:
-    from srezero.sim.components import Replica
+    from srezero.sim.components import Node, Replica
     from srezero.sim.world import World
 
 TICK_S = 30.0
 _PER_TICK_H = TICK_S / 3600.0
+EVICT_AFTER_S = 300.0  # pods on a NotReady node are rescheduled after this (Kubernetes tolerationSeconds)
+LISTEN_PORT = {"load_balancer": 443, "web_server": 8080, "cache": 6379, "database": 5432, "message_queue": 5672}
 
 
 def _pcts(mean_ms: float, util: float, err_timeout_ms: float, timeout_frac: float) -> tuple[float, float, float]:
@@ -43,6 +45,8 @@ def startup_failure(w: World, rep: Replica) -> str:
     svc = rep.service
     if not rep.node.up:
         return "node not ready"
+    if rep.node.port_lo <= LISTEN_PORT.get(svc.kind, 0):  # an outbound socket took the listen port
+        return f"listen tcp :{LISTEN_PORT[svc.kind]}: bind: address already in use"
     cfg = svc.config
     if svc.kind in ("web_server", "worker"):
         if not cfg.get("env.DATABASE_URL"):
@@ -66,12 +70,15 @@ def lifecycle(w: World, t: float) -> None:
         if state == "Running" and rep.node.up and not creds and rep.leak_mb_per_h == 0.0 \
                 and rep.service.deploys[-1].defect != "memory_leak" and not rep.over_limit:
             continue  # the common case: nothing to advance
-        if state == "Terminated" or state == "Pending":
+        if state == "Terminated":
+            continue
+        if state == "Pending":
+            _pending(w, rep, t)
             continue
         if not rep.node.up:
-            if state != "Pending":
-                rep.state = "Pending"
-                w.emit("Warning", "NodeNotReady", rep.name, f"node {rep.node.name} is not ready; pod evicted")
+            rep.state = "Pending"
+            rep.ready_at = t + EVICT_AFTER_S
+            w.emit("Warning", "NodeNotReady", rep.name, f"node {rep.node.name} is not ready; pod evicted")
             continue
         if state == "Starting" or state == "CrashLoopBackOff":
             if t >= rep.ready_at:
@@ -110,6 +117,25 @@ def lifecycle(w: World, t: float) -> None:
             w.restart_replica(rep, reason="Error", by_agent=False)
 
 
+def _pending(w: World, rep: Replica, t: float) -> None:
+    """A Pending replica starts when its node is schedulable again; a stateless one is rescheduled
+    to another node once the eviction timeout has passed. The database waits for its local volume."""
+    node = rep.node
+    if node.up and not node.cordoned:
+        dest = node
+    elif rep.kind == "database" or t < rep.ready_at:
+        return
+    else:
+        free = [n for n in w.topo.nodes if n.up and not n.cordoned]
+        if not free:
+            return
+        dest = min(free, key=lambda n: (len(n.replicas), n.index))
+        w.move_replica(rep, dest)
+    rep.state = "Starting"
+    rep.ready_at = t + rep.service.startup_s
+    w.emit("Normal", "Scheduled", rep.name, f"Successfully assigned {rep.name} to {dest.name}")
+
+
 def tick(w: World) -> None:
     """Compute one tick of the whole system and record it."""
     t = w.env.now
@@ -134,8 +160,11 @@ def tick(w: World) -> None:
     share_of = {r.name: wt / wsum for r, wt in zip(backends, weights)} if wsum > 0 else {}
     if share_of and lbc["sticky_sessions"]:
         first = backends[0].name
-        share_of = {k: v * 0.4 + (0.6 if k == first else 0.0) for k, v in share_of.items()}
+        skew = st.sticky_skew
+        share_of = {k: v * (1.0 - skew) + (skew if k == first else 0.0) for k, v in share_of.items()}
     lb_causes: dict[str, float] = {}
+    if not hc_ok:
+        lb_causes["hc_fail"] = 1.0
     tls_fail = 1.0 if lbc["tls_cert_days_left"] <= 0 else 0.0
     if tls_fail:
         lb_causes["tls_expired"] = 1.0
@@ -148,18 +177,34 @@ def tick(w: World) -> None:
     if no_backend:
         lb_causes["no_upstream"] = 1.0
     idle_to = lbc["idle_timeout_s"] * 1000.0
+    # the slow tail of requests (exports, reports) is cut when it outlives the idle timeout
+    idle_cut = st.slow_req_frac * math.exp(-idle_to / st.slow_req_ms) if idle_to < 20.0 * st.slow_req_ms else 0.0
+    if idle_cut > 1e-4:
+        lb_causes["upstream_timeout"] = idle_cut
+    else:
+        idle_cut = 0.0
 
     # --- cache ---------------------------------------------------------------------------------
     cache = S["cache"]
     cc = cache.config
     cache_rep = cache.replicas[0]
     cache_up = cache_rep.state == "Running" and cache_rep.node.up
-    cache_reachable = cache_up and webc["cache_host"] == "cache:6379" and st.cache_password_ok
+    auth_ok = st.cache_password_ok and webc["cache_auth_secret"] == cc["auth_secret"]
+    cache_reachable = cache_up and webc["cache_host"] == "cache:6379" and auth_ok
     cover = min(1.0, cc["maxmemory_mb"] / st.cache_ws_mb)
     ttl_f = 1.0 - math.exp(-cc["ttl_s"] / 90.0)
     warm = 1.0 - math.exp(-(t - st.cache_ready_since) / 150.0) if cache_up else 0.0
     hit = st.cache_h_max * cover ** 1.5 * ttl_f * warm if cache_reachable else 0.0
     cache_lat = 0.6 * (1.0 + 30.0 * st.cache_hot_key)
+    cache_to = 0.0
+    if st.cache_hot_key > 0 and cache_reachable:
+        # one large hot value read per request saturates the single-threaded server: the excess
+        # operations hit the client timeout and fall back to the database
+        cache_u = web.rps * (1.0 + 250.0 * st.cache_hot_key) / 20000.0
+        if cache_u > 1.0:
+            cache_to = 1.0 - 1.0 / cache_u
+            hit *= 1.0 - cache_to
+            cache_lat += 250.0 * cache_to
 
     # --- database (reads last tick's latency for client-side behaviour) --------------------------
     db = S["database"]
@@ -176,20 +221,37 @@ def tick(w: World) -> None:
     webs = web.replicas
     web_rps_total = web_err_w = web_lat_w = 0.0
     db_reads = db_writes = pool_used_total = 0.0
+    db_offered = 0.0  # queries the web tier would send if its pools were not exhausted
     opened_conns = 0.0
     published = 0.0
     db_err_prev = st.db_err
     p_to = st.db_timeout_frac
-    q_per_req = (1.0 - hit) * st.read_queries + st.write_frac
+    read_q = st.read_queries
+    if warm < 0.97 and cache_reachable and not webc.get("cache_coalescing", True):
+        # no request coalescing: every request that misses a cold key while its fill is in flight queries
+        # the database too, so the herd grows with database latency (the feedback loop). A fill lands only
+        # if its request succeeds; while the database or the pool sheds or times out queries, cold keys
+        # stay cold and warm ones expire unrefilled (a stall above 1 cools the cache)
+        herd = 12.0 * (1.0 - warm) * st.db_lat_ms / st.db_base_lat_ms
+        read_q *= 1.0 + (herd if herd < 8.0 else 8.0)
+        fail = p_to + db_err_prev + web.err
+        if fail > 0.05 and st.cache_ready_since < t:
+            stall = 4.0 * fail
+            st.cache_ready_since = min(t, st.cache_ready_since + TICK_S * (stall if stall < 1.5 else 1.5))
+    q_per_req = (1.0 - hit) * read_q + st.write_frac
     cpu_ms = st.web_cpu_ms
+    mem_limit = float(webc["memory_limit_mb"])
     threads = webc["workers"]
     rate_limit = webc["rate_limit_rps"]
     fd_limit = webc["max_open_files"]
     defect = web.deploy.defect_rate if web.deploy.defect in ("endpoint_errors", "flag_bug") else 0.0
     defect += st.endpoint_defect_rate
+    if st.flag_bug_key and webc.get(st.flag_bug_key):  # a flag that exercises a broken code path
+        defect += st.flag_bug_rate
+    pub_fail = 0.0 if webc["queue_host"] == "message_queue:5672" else st.publish_frac
     # loop invariants: what every web replica sees of its dependencies this tick
     eff_db = db_lat if db_lat < timeout_ms else timeout_ms
-    db_part = (1.0 - hit) * st.read_queries + st.write_frac
+    db_part = (1.0 - hit) * read_q + st.write_frac
     touches_db = db_part if db_part < 1.0 else 1.0
     amp = 1.0 + retries * p_to  # retried queries hit the database again: the retry-storm amplifier
     base_down = cache_lat + db_part * eff_db * amp + (1.0 if not cache_up else 0.0)
@@ -209,16 +271,21 @@ def tick(w: World) -> None:
             db_fail += after_retries * touches_db
     if db_fail > 1.0:
         db_fail = 1.0
+    if cache_to > 0:
+        dep_causes["cache_timeout"] = cache_to
     if not cache_reachable:
-        bad_client = not st.cache_password_ok or webc["cache_host"] != "cache:6379"
+        bad_client = not auth_ok or webc["cache_host"] != "cache:6379"
         dep_causes["cache_unavailable" if bad_client else "cache_down"] = 0.0
     if defect > 0:
         dep_causes["code_defect"] = defect
+    if pub_fail:  # requests that enqueue a job fail when the broker address is wrong
+        dep_causes["mq_unavailable"] = pub_fail
+    if idle_cut:
+        dep_causes["upstream_timeout"] = idle_cut
     cpu_limit = float(webc["cpu_limit"])
     web_own = st.web_own_ms
-    read_q = st.read_queries
     write_frac = st.write_frac
-    publish_frac = st.publish_frac
+    publish_frac = st.publish_frac if not pub_fail else 0.0
     idle_rows = (0.0, 0.0, 0.0, 0.0, 0.0)
     for rep in webs:
         base = rep.row
@@ -240,21 +307,32 @@ def tick(w: World) -> None:
         thermal = node.thermal_factor
         free = node.cores - node.cpu_used * 0.5
         cpu_cap = (cpu_limit if cpu_limit < free else free) * thermal
-        cap_cpu = (cpu_cap if cpu_cap > 0.05 else 0.05) * 1000.0 / cpu_ms
-        own_ms = web_own / thermal
+        gc = 1.0
+        if rep.mem_mb > rep.base_mem_mb * 1.5 and rep.mem_mb > 0.7 * mem_limit:  # a heap near its limit thrashes in GC
+            gc = 1.0 + 20.0 * (rep.mem_mb / mem_limit - 0.7)
+        cap_cpu = (cpu_cap if cpu_cap > 0.05 else 0.05) * 1000.0 / (cpu_ms * gc)
+        own_ms = web_own / thermal * gc
+        if gc > 1.0:
+            causes["gc_pressure"] = (gc - 1.0) / 5.0
         lat_s = (own_ms + base_down) / 1000.0
         cap_threads = threads / (lat_s if lat_s > 1e-3 else 1e-3)
         cap = cap_cpu if cap_cpu < cap_threads else cap_threads
         served = r * (1.0 - limited)
         u = served / cap if cap > 0 else 10.0
+        u_raw = u  # queued requests carry over: utilisation moves halfway to its new level each tick
+        if rep.load_prev >= 0.0:
+            u = 0.5 * (u + rep.load_prev)
+        rep.load_prev = u_raw
         shed = 1.0 - 1.0 / u if u > 1.0 else 0.0
         if shed > 0:
             causes["overload"] = shed
         qf = 1.0 / (1.0 - (u if u < 0.95 else 0.95))
         work = served * (1.0 - shed)
         # a connection is held until the query returns or the client gives up
-        need = work * q_per_req * (eff_db / 1000.0) + rep.leaked_conns
-        pool_wait = 1.0 - pool / need if need > pool else 0.0
+        need = work * q_per_req * (eff_db / 1000.0)
+        free = pool - rep.leaked_conns  # leaked connections are checked out and never come back
+        pool_wait = (1.0 - free / need if free > 0 else 1.0) if need > free else 0.0
+        need += rep.leaked_conns
         if pool_wait > 0.001:
             causes["db_pool_timeout"] = pool_wait
         in_use = need if need < pool else float(pool)
@@ -279,9 +357,13 @@ def tick(w: World) -> None:
         if node.conntrack_used > node.conntrack_max:
             conntrack_drop = 1.0 - node.conntrack_max / node.conntrack_used
             causes["conntrack"] = conntrack_drop
+        sysf = 0.0
+        if node.fds_used > node.fd_max or node.ports_used > node.ephemeral_ports or node.root_full:
+            sysf = _node_limits(node, causes)
         pw = pool_wait * touches_db
         err = 1.0 - (1.0 - limited) * (1.0 - shed) * (1.0 - (pw if pw < 1.0 else 1.0)) * (1.0 - db_fail) \
-            * (1.0 - emfile) * (1.0 - net) * (1.0 - skew) * (1.0 - conntrack_drop) * (1.0 - defect)
+            * (1.0 - emfile) * (1.0 - net) * (1.0 - skew) * (1.0 - conntrack_drop) * (1.0 - defect) \
+            * (1.0 - pub_fail) * (1.0 - idle_cut) * (1.0 - sysf)
         mean_ms = own_ms * qf + base_down + (timeout_ms * pool_wait if pool_wait > 0 else 0.0)
         if mean_ms > idle_to:
             causes["upstream_timeout"] = 0.5
@@ -292,7 +374,7 @@ def tick(w: World) -> None:
         if shed > to_frac:
             to_frac = shed
         p50, p95, p99 = _pcts(mean_ms, u, timeout_ms if timeout_ms > mean_ms else mean_ms, to_frac)
-        cpu = work * cpu_ms / 1000.0
+        cpu = work * cpu_ms * gc / 1000.0
         rep.rps = r
         rep.err = err
         rep.lat_ms = mean_ms
@@ -305,6 +387,7 @@ def tick(w: World) -> None:
         web_err_w += r * err
         web_lat_w += r * mean_ms
         keep = work * amp * (1.0 - pool_wait)
+        db_offered += work * amp * q_per_req
         db_reads += keep * (1.0 - hit) * read_q
         db_writes += keep * write_frac
         published += served * (1.0 - err) * publish_frac
@@ -322,12 +405,23 @@ def tick(w: World) -> None:
     wk = S["worker"]
     wkc = wk.config
     workers_ready = [r for r in wk.replicas if r.state == "Running"]
-    proc_s = st.worker_proc_ms / 1000.0 * (1.0 + db_lat / 50.0)
-    slots = len(workers_ready) * min(wkc["concurrency"], mqc["max_inflight"])
-    poison_slots = min(slots, st.mq_poison * 1.0)
-    consume_cap = max(0.0, slots - poison_slots) / proc_s if mq_up else 0.0
-    redeliver = 0.0
+    proc_s = st.worker_proc_ms / 1000.0 * (1.0 + db_lat / 50.0) * st.worker_job_cost
+    per_rep = min(wkc["concurrency"], mqc["max_inflight"])
+    slots = len(workers_ready) * per_rep
     vt = mqc["visibility_timeout_s"]
+    # a poison message pins the consumer that took it (it retries in-process, holding its prefetch);
+    # jobs the full dead-letter queue refused loop through the consumers forever
+    busy = st.mq_poison * per_rep + st.mq_cycling
+    copies = 1.0
+    if st.mq_long_rate:  # long jobs hold slots; past the visibility timeout, copies run side by side
+        copies = st.mq_long_s / (vt if vt > 1 else 1) if vt < st.mq_long_s else 1.0
+        busy += st.mq_long_rate * st.mq_long_s * copies
+    poison_slots = min(slots, busy)
+    consume_cap = max(0.0, slots - poison_slots) / proc_s if mq_up else 0.0
+    if mqc["max_inflight"] < st.mq_ack_batch:  # a prefetch below the ack batch waits for the ack flush timer
+        ack_cap = len(workers_ready) * mqc["max_inflight"] / st.mq_ack_flush_s
+        consume_cap = ack_cap if ack_cap < consume_cap else consume_cap
+    redeliver = 0.0
     if vt < proc_s * 3:
         redeliver = min(1.0, (proc_s * 3 - vt) / (proc_s * 3))
     if st.mq_poison:
@@ -340,6 +434,12 @@ def tick(w: World) -> None:
     st.mq_consumed = consumed
     if st.mq_poison:
         st.mq_dlq += 0.0
+    if st.mq_fail_frac or st.mq_cycling:  # jobs out of attempts go to the dead-letter queue while it has room
+        room = mqc["dlq_max_messages"] - st.mq_dlq
+        dead = consumed * st.mq_fail_frac * TICK_S + st.mq_cycling
+        moved = dead if dead < room else (room if room > 0 else 0.0)
+        st.mq_dlq += moved
+        st.mq_cycling = dead - moved
     age = depth / consumed if consumed > 0.5 else (depth / max(incoming, 1.0) if depth > 1 else 0.0)  # Little's law
     worker_db_writes = consumed * 1.0
     wk_err = db_err_prev if db_up and db_hosts_ok else 1.0
@@ -347,6 +447,8 @@ def tick(w: World) -> None:
     wk_cpu_limit = float(wkc["cpu_limit"])
     proc_ms = proc_s * 1000.0
     dup = redeliver if redeliver > 0.05 and vt < proc_s * 3 else 0.0
+    if copies > 1.0:
+        dup = 0.3
     wk_conns = float(min(wkc["concurrency"], 4))
     for rep in wk.replicas:
         base = rep.row
@@ -363,7 +465,9 @@ def tick(w: World) -> None:
             causes["db_error"] = wk_err
         if dup:
             causes["duplicate"] = dup
-        cpu = share * st.worker_proc_ms / 1000.0 * 0.4 + 0.03
+        if st.mq_cycling > 0.5:
+            causes["dlq_rejected"] = 0.5
+        cpu = share * st.worker_proc_ms / 1000.0 * 0.4 * st.worker_job_cost + 0.03
         rep.rps = share
         rep.err = wk_err
         rep.cpu = cpu if cpu < wk_cpu_limit else wk_cpu_limit
@@ -385,20 +489,38 @@ def tick(w: World) -> None:
     disk_f = 1.0 + max(0.0, dbd.latency_ms / 0.3 - 1.0) * 0.35
     bloat_f = 1.0 + max(0.0, st.db_dead_tuple_pct - 5.0) / 15.0
     cost = st.db_query_cost * bloat_f * disk_f * conn_overhead
+    lock_ms = st.db_lock_ms
+    if st.db_missing_index:  # reads that needed the index scan the table
+        cost *= st.db_scan_cost
+        db_causes["slow_query"] = 0.05
+    elif st.db_dead_tuple_pct > 20.0:
+        db_causes["slow_query"] = 0.02
+    if t < st.index_build_until or t < st.vacuum_until:  # maintenance competes for I/O
+        cost *= 1.15
+        if st.vacuum_full and t < st.vacuum_until:  # VACUUM FULL holds an exclusive lock on the table
+            lock_ms += 0.6 * float(dbc["statement_timeout_ms"])
     cap = st.db_capacity_qps * primary.node.thermal_factor / cost
-    db_u = total_q / cap if cap > 0 else 10.0
-    base_lat = st.db_base_lat_ms * cost + st.db_lock_ms
+    # exhausted pools queue at the client and keep the server saturated: its load does not fall
+    # below what it can serve while more is offered (Little's law in a closed connection pool)
+    busy_q = db_offered + worker_db_writes
+    busy_q = cap * 0.97 if busy_q > cap * 0.97 else busy_q
+    db_u = (total_q if total_q > busy_q else busy_q) / cap if cap > 0 else 10.0
+    base_lat = st.db_base_lat_ms * cost + lock_ms
     stmt_to = float(dbc["statement_timeout_ms"])
     if db_u < 0.95:
         new_lat = base_lat / (1.0 - db_u)
     else:
         new_lat = base_lat * 20.0 + (db_u - 0.95) * stmt_to * 2.0
+        # a saturated server queues at most its clients' open connections (Little's law): past that,
+        # clients wait for a pool connection instead, which is what keeps overload from oscillating
+        held = base_lat + (conns_total if conns_total < max_conns else max_conns) / cap * 1000.0
+        new_lat = new_lat if new_lat < held else held
     new_lat = min(new_lat, stmt_to)
     overload = 1.0 - 1.0 / db_u if db_u > 1.0 else 0.0
     if overload > 0.001:
         db_causes["statement_timeout"] = overload
-    if st.db_lock_ms > 50:
-        db_causes["lock_wait"] = min(1.0, st.db_lock_ms / stmt_to)
+    if lock_ms > 50:
+        db_causes["lock_wait"] = min(1.0, lock_ms / stmt_to)
     io_err = dbd.read_error_rate
     if io_err > 0 and db_up:
         db_causes["io_error"] = io_err
@@ -406,6 +528,12 @@ def tick(w: World) -> None:
         if dbd.io_errors > 0:
             w.dmesg(primary.node, f"blk_update_request: I/O error, dev {dbd.device}, sector {w.sector(dbd)} "
                     "op 0x0:(READ) flags 0x0 phys_seg 1 prio class 0")
+    if st.db_slots:  # an inactive replication slot keeps every WAL segment written since it stopped
+        wal = (db_writes + worker_db_writes) * TICK_S * st.wal_gb_per_write
+        for slot in st.db_slots.values():
+            if not slot[0]:
+                slot[1] += wal
+                dbd.used_gb += wal
     disk_full = dbd.used_frac >= 0.999
     write_share = (db_writes + worker_db_writes) / total_q if total_q > 0 else 0.0
     if disk_full:
@@ -416,14 +544,15 @@ def tick(w: World) -> None:
         db_err = 1.0
         db_causes = {"db_unavailable": 1.0}
     st.db_err = db_err
-    st.db_err_causes = {k: v for k, v in db_causes.items() if k != "too_many_conns"}
+    st.db_err_causes = {k: v for k, v in db_causes.items() if k != "too_many_conns" and k != "slow_query"}
     if refused:
         st.db_err_causes["db_too_many_conns"] = refused
     # client timeouts for the next tick: smooth in the ratio of latency to the client timeout
     ratio = new_lat / timeout_ms
     st.db_timeout_frac = 0.0 if ratio < 0.5 else min(1.0, 1.0 / (1.0 + math.exp(-(ratio - 1.0) * 20.0)))
     # queued work drains over more than one tick: latency moves toward its new level with inertia
-    st.db_lat_ms = new_lat if new_lat < st.db_lat_ms else 0.3 * st.db_lat_ms + 0.7 * new_lat
+    prev_lat = st.db_lat_ms
+    st.db_lat_ms = 0.5 * (prev_lat + new_lat) if new_lat < prev_lat else 0.3 * prev_lat + 0.7 * new_lat
     replica_q = db_writes + worker_db_writes
     for rep in db.replicas:
         base = rep.row
@@ -452,6 +581,11 @@ def tick(w: World) -> None:
         apply_cap = 4000.0 / (standby.node.data_disk.latency_ms / 0.3)
         backlog = max(0.0, (db_writes + worker_db_writes) - apply_cap) * TICK_S
         st.replication_lag_s = max(0.0, st.replication_lag_s - TICK_S * 0.5) + backlog / max(apply_cap, 1.0)
+        if st.standby_query_s > 0:  # replay waits for a conflicting standby query, up to the delay
+            delay = dbc["max_standby_streaming_delay_s"]
+            hold = st.standby_query_s if delay < 0 else min(float(delay), st.standby_query_s)
+            lag = st.replication_lag_s
+            st.replication_lag_s = min(hold, lag + TICK_S) if hold > lag else max(hold, lag - TICK_S * 10.0)
     else:
         st.replication_lag_s += TICK_S
 
@@ -464,11 +598,17 @@ def tick(w: World) -> None:
     cache_rep.err_causes = {}
     if cover < 0.8 and cache_reachable:
         cache_rep.err_causes["evicting"] = 1.0 - cover
-    if not st.cache_password_ok and cache_up:
+    if not auth_ok and cache_up:
         cache_rep.err_causes["auth_fail"] = 1.0
     used_mb = min(cc["maxmemory_mb"], st.cache_ws_mb * warm) if cache_up else 0.0
     cache_rep.mem_mb = cache_rep.base_mem_mb * 0.2 + used_mb if cache_up else cache_rep.mem_mb
-    _single(vals, cache_rep, ops, 1.0 if not st.cache_password_ok and cache_up else 0.0, cache_lat, 0.3,
+    if cache_up and cache_rep.mem_mb > cc["memory_limit_mb"]:  # the dataset outgrew the pod's memory limit
+        w.emit("Warning", "OOMKilled", cache_rep.name,
+               f"Container exceeded memory limit ({cc['memory_limit_mb']}Mi) and was OOMKilled")
+        w.dmesg(cache_rep.node, f"Memory cgroup out of memory: Killed process {1000 + cache_rep.index * 37} "
+                f"(redis-server) total-vm:{int(cache_rep.mem_mb * 1100)}kB, anon-rss:{int(cache_rep.mem_mb * 1000)}kB")
+        w.restart_replica(cache_rep, reason="OOMKilled", by_agent=False)
+    _single(vals, cache_rep, ops, 1.0 if not auth_ok and cache_up else 0.0, cache_lat, 0.3,
             ops * 0.3 if cache_up else 0.0)
     lb_err = 1.0 - (1.0 - tls_fail) * (1.0 - conn_reject) * (1.0 - no_backend) * (1.0 - web_err if web_rps_total > 0 else 0.0 if accepted > 0 else 1.0)
     if rps_in <= 0:
@@ -484,6 +624,8 @@ def tick(w: World) -> None:
     mq_rep.rps = incoming
     mq_rep.cpu = incoming * 0.001 + 0.05 if mq_up else 0.0
     mq_rep.err_causes = {"poison": 1.0} if st.mq_poison else {}
+    if st.mq_cycling > 0.5:
+        mq_rep.err_causes["dlq_full"] = 1.0
     _single(vals, mq_rep, incoming, 0.0, 1.2, 0.1, len(workers_ready) * 2 + ready_webs * 2)
 
     # --- service aggregates -----------------------------------------------------------------------
@@ -492,7 +634,7 @@ def tick(w: World) -> None:
     vals[lb.row + M.S_READY + 2] = len(backends)
     _svc(vals, web, web_rps_total, web_err, web_lat, ready_webs, min(1.0, web_rps_total / max(1.0, ready_webs * 200.0)))
     vals[web.row + M.S_READY + 1] = pool_used_total
-    _svc(vals, cache, ops, 1.0 if not st.cache_password_ok and cache_up else 0.0, cache_lat, 1 if cache_up else 0, 0.2)
+    _svc(vals, cache, ops, 1.0 if not auth_ok and cache_up else 0.0, cache_lat, 1 if cache_up else 0, 0.2)
     vals[cache.row + M.S_READY + 1] = hit
     vals[cache.row + M.S_READY + 2] = ev
     vals[cache.row + M.S_READY + 3] = used_mb
@@ -501,14 +643,19 @@ def tick(w: World) -> None:
     vals[db.row + M.S_READY + 2] = st.replication_lag_s
     vals[db.row + M.S_READY + 3] = total_q * (0.001 + (0.3 if st.db_query_cost > 2 else 0.0)) + (total_q * 0.2 if new_lat > 100 else 0.0)
     vals[db.row + M.S_READY + 4] = st.db_dead_tuple_pct
-    vals[db.row + M.S_READY + 5] = (st.db_lock_ms / 10.0) if st.db_lock_ms > 0 else 0.0
+    vals[db.row + M.S_READY + 5] = (lock_ms / 10.0) if lock_ms > 0 else 0.0
+    if not dbc["autovacuum"]:  # dead row versions pile up with every update and delete
+        st.db_dead_tuple_pct = min(85.0, st.db_dead_tuple_pct + replica_q * TICK_S * 1e-4)
+    elif st.db_dead_tuple_pct > 6.0:  # autovacuum works through the backlog
+        st.db_dead_tuple_pct -= 1.5
     _svc(vals, mq, incoming, 0.0, 1.2, 1 if mq_up else 0, 0.1)
     vals[mq.row + M.S_READY + 1] = depth
     vals[mq.row + M.S_READY + 2] = age
     vals[mq.row + M.S_READY + 3] = st.mq_dlq
     vals[mq.row + M.S_READY + 4] = incoming
     vals[mq.row + M.S_READY + 5] = consumed
-    vals[mq.row + M.S_READY + 6] = consumed * redeliver
+    vals[mq.row + M.S_READY + 6] = consumed * redeliver + st.mq_long_rate * (copies - 1.0) \
+        + (st.mq_cycling / proc_s if st.mq_cycling else 0.0)
     _svc(vals, wk, consumed, wk_err if consumed > 0 else 0.0, proc_s * 1000, len(workers_ready), 0.3)
     vals[wk.row + M.S_READY + 1] = consumed
     lb.rps, lb.err, lb.lat_ms = rps_in, lb_err, lb_lat
@@ -528,9 +675,11 @@ def tick(w: World) -> None:
             conns += rep.rps * 2.0 + rep.conns
         cpu += node.extra_cpu
         node.cpu_used = cpu
-        node.mem_used_mb = mem + 1800.0
-        node.fds_used = int(fds + 2400)
+        node.mem_used_mb = mem + 1800.0 + node.extra_mem_mb
+        node.fds_used = int(fds + 2400) + node.extra_fds
         node.conntrack_used = int(conns * 30.0 + 1200)
+        # outbound connections park their ephemeral port in TIME_WAIT for 60 s; tcp_tw_reuse recycles them
+        node.ports_used = int(conns * (1.5 if node.tw_reuse else 6.0)) + 300
         if node.up and node.mem_used_mb > node.mem_total_mb:
             victim = max((r for r in node.replicas if r.state == "Running"), key=lambda r: r.mem_mb, default=None)
             if victim is not None:
@@ -544,6 +693,7 @@ def tick(w: World) -> None:
         r_used = root.used_gb + root.growth_gb_per_h * _PER_TICK_H
         d_used = data.used_gb + data.growth_gb_per_h * _PER_TICK_H
         root.used_gb = r_used if r_used < root.capacity_gb else root.capacity_gb
+        node.root_full = root.used_gb >= root.capacity_gb * 0.999
         data.used_gb = d_used if d_used < data.capacity_gb else data.capacity_gb
         if root.latency_mult != 1.0 or data.latency_mult != 1.0 or data.used_gb >= data.capacity_gb * 0.999 \
                 or root.used_gb >= root.capacity_gb * 0.999:
@@ -562,6 +712,24 @@ def tick(w: World) -> None:
             float(root.io_errors + data.io_errors), disk_lat,
             node.nic_loss * 100.0 + (15.0 if node.nic_flapping else 0.0), node.conntrack_used, node.fds_used,
             (1.0 - node.thermal_factor) * 100.0))
+
+
+def _node_limits(node: Node, causes: dict[str, float]) -> float:
+    """Share of a web replica's requests failed by its node's kernel limits (ENFILE, no free
+    ephemeral port, a full root filesystem); adds each cause for the logs."""
+    ok = 1.0
+    if node.fds_used > node.fd_max:
+        # whoever holds the table grabs each freed descriptor at once, so others lose most races
+        f = 8.0 * (1.0 - node.fd_max / node.fds_used)
+        f = causes["enfile"] = f if f < 0.9 else 0.9
+        ok *= 1.0 - f
+    if node.ports_used > node.ephemeral_ports:
+        f = causes["port_exhaustion"] = 1.0 - node.ephemeral_ports / node.ports_used
+        ok *= 1.0 - f
+    if node.root_full:
+        causes["root_full"] = 0.3  # requests that write temp or session files fail
+        ok *= 0.7
+    return 1.0 - ok
 
 
 def _single(vals, rep: Replica, rps: float, err: float, lat: float, util: float, conns: float) -> None:

@@ -35,6 +35,34 @@ class ModelState:
     cache_hot_key: float = 0.0  # share of operations hitting one key (single-threaded hot spot)
     mq_poison: int = 0  # poison messages cycling through redelivery
     endpoint_defect_rate: float = 0.0
+    # service-layer causes (srezero/faults/{app,database,cache,queue,lb}.py move these)
+    flag_bug_key: str = ""  # config key of a feature flag whose code path raises while it is on
+    flag_bug_rate: float = 0.0
+    db_missing_index: str = ""  # "table.column" whose index is gone: reads of it scan the table
+    db_scan_cost: float = 1.0  # query cost multiplier while that index is missing
+    db_bloat_table: str = "events"  # the table whose dead tuples db_dead_tuple_pct counts
+    db_lock_pid: int = 0  # backend pid of an open transaction holding locks (0: none)
+    db_lock_since: float = 0.0
+    standby_query_s: float = 0.0  # a long query on the standby that conflicts with WAL replay
+    standby_query_pid: int = 0
+    standby_query_since: float = 0.0
+    wal_gb_per_write: float = 2.5e-5  # GB of WAL per database write (retained by inactive slots)
+    vacuum_until: float = -1.0  # a manual VACUUM runs until then; FULL holds an exclusive lock
+    vacuum_full: bool = False
+    vacuum_table: str = ""  # "" = every table
+    index_build_until: float = -1.0  # CREATE INDEX CONCURRENTLY in progress (extra load)
+    index_build_key: str = ""  # "table.column" being indexed
+    cache_hot_key_name: str = ""
+    worker_job_cost: float = 1.0  # mean work per job relative to the healthy job mix
+    mq_long_rate: float = 0.0  # long-running jobs (exports) per second on the queue ...
+    mq_long_s: float = 0.0  # ... and how long each runs
+    mq_ack_batch: int = 25  # consumers ack in batches of this many messages ...
+    mq_ack_flush_s: float = 1.0  # ... or after this long, whichever comes first
+    mq_fail_frac: float = 0.0  # share of jobs that fail every attempt (normally dead-lettered)
+    mq_cycling: float = 0.0  # failed jobs the full dead-letter queue refused: they loop forever
+    slow_req_frac: float = 0.1  # share of requests in the slow tail (exports, reports) ...
+    slow_req_ms: float = 3000.0  # ... with this mean duration
+    sticky_skew: float = 0.6  # with sticky sessions, the share of traffic pinned to one backend
 
     # --- dynamic state carried between ticks (hysteresis lives here)
     db_lat_ms: float = 3.0
@@ -50,5 +78,10 @@ class ModelState:
     lb_lat_ms: float = 20.0
     data_lost: bool = False
 
+    db_slots: dict[str, list[float]]  # replication slot -> [active (1/0), retained WAL GB]
+    mq_poison_ids: list[str]  # ids of poison messages stuck in redelivery
+
     def __init__(self) -> None:
         self.db_err_causes = {}
+        self.db_slots = {}
+        self.mq_poison_ids = []

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from srezero.sim import config
-from srezero.sim.components import Deploy, Disk, Node, Replica, Service
+from srezero.sim.components import HOST_DAEMONS, Daemon, Deploy, Disk, Node, Replica, Service
 from srezero.sim.rng import suffix
 
 SHORT_NAMES = {
@@ -86,6 +86,9 @@ def build(size: TopologySize, rng: np.random.Generator) -> Topology:
         root.growth_gb_per_h = float(rng.uniform(0.05, 0.2))
         data.growth_gb_per_h = float(rng.uniform(0.2, 0.8))
         node.disks = [root, data]
+        root.reclaim["/var/log/journal"] = 1.2 + 0.3 * i  # what cleanup_disk finds on a healthy node
+        node.daemons = [Daemon(*d) for d in HOST_DAEMONS]
+        node.retotal()
         topo.nodes.append(node)
         topo.node_by_name[node.name] = node
         for d in node.disks:

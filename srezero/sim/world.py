@@ -44,7 +44,8 @@ class World:
         self.seed = seed
         tid = spec.id
         self.rng_topology = stream(tid, seed, "topology")
-        self.rng_world = stream(tid, seed, "world")  # dynamics: faults, noise schedules
+        self.rng_world = stream(tid, seed, "world")  # dynamics: faults
+        self.rng_noise = stream(tid, seed, "noise")  # noise schedules: never shifts a fault's draws
         self.rng_surface = stream(tid, seed, "surface")  # names in logs, request ids, authors
         self.topo = topology.build(topology.TopologySize(**spec.topology.model_dump()), self.rng_topology)
         self.services: dict[str, Service] = self.topo.services

@@ -41,7 +41,13 @@ WEB_CAUSES: dict[str, tuple[str, str]] = {
     "net_loss": ("error", "upstream request failed: read tcp: i/o timeout after retransmissions rid={rid}"),
     "clock_skew": ("error", "auth: token rejected: \"iat\" is in the future (now={now}) rid={rid}"),
     "conntrack": ("error", "dial tcp: connect: connection timed out rid={rid}"),
+    "enfile": ("error", "accept4: too many open files in system (ENFILE); retrying in 5ms"),
+    "port_exhaustion": ("error", "dial tcp {host}: connect: cannot assign requested address rid={rid}"),
+    "root_full": ("error", "write /tmp/upload-{job}: no space left on device rid={rid}"),
     "upstream_timeout": ("error", "request exceeded upstream idle timeout; connection reset rid={rid}"),
+    "gc_pressure": ("warn", "GC overhead limit: {gcpct}% of CPU time in garbage collection (heap {heap}MB of {memlimit}MB)"),
+    "cache_timeout": ("warn", "cache: timeout reading from cache:6379 after 250ms; falling back to database rid={rid}"),
+    "mq_unavailable": ("error", "queue: publish to {qhost} failed: dial tcp {qhost}: connect: connection refused rid={rid}"),
     "crash": ("error", "{reason}"),
 }
 DB_CAUSES: dict[str, tuple[str, str]] = {
@@ -49,26 +55,31 @@ DB_CAUSES: dict[str, tuple[str, str]] = {
     "too_many_conns": ("error", "FATAL:  sorry, too many clients already"),
     "statement_timeout": ("error", "ERROR:  canceling statement due to statement timeout"),
     "disk_full": ("error", "PANIC:  could not write to file \"pg_wal/xlogtemp.{pid}\": No space left on device"),
-    "lock_wait": ("warn", "LOG:  process {pid} still waiting for ShareLock on transaction {txid} after 1000.{ms} ms"),
+    "lock_wait": ("warn", "LOG:  process {pid} still waiting for ShareLock on transaction {txid} after 1000.{ms} ms "
+                  "DETAIL:  Process holding the lock: {lockpid}. Wait queue: {pid}."),
     "db_unavailable": ("error", "FATAL:  the database system is starting up"),
+    "slow_query": ("warn", "LOG:  duration: {slowms}.{pct} ms  statement: {stmt}"),
 }
 CACHE_CAUSES: dict[str, tuple[str, str]] = {
     "evicting": ("warn", "maxmemory reached ({maxmem}mb); evicting keys with policy {policy}"),
     "auth_fail": ("warn", "client {ip}:{port} AUTH failed: WRONGPASS invalid username-password pair"),
 }
 WORKER_CAUSES: dict[str, tuple[str, str]] = {
-    "poison": ("error", "job {job} failed: ValueError: invalid literal for int() with base 10: 'N/A' (delivery {attempt})"),
+    "poison": ("error", "job {pjob} failed: ValueError: invalid literal for int() with base 10: 'N/A' (delivery {deliveries})"),
+    "dlq_rejected": ("error", "job {job} failed after {maxr} attempts; dead-letter publish rejected (queue 'jobs.dlq' is full), requeueing"),
     "db_error": ("error", "job {job} failed: database error, will retry"),
     "duplicate": ("warn", "job {job} already processed by another consumer; duplicate delivery ignored"),
     "crash": ("error", "{reason}"),
 }
 MQ_CAUSES: dict[str, tuple[str, str]] = {
-    "poison": ("warn", "message {job} on queue 'jobs' redelivered {attempt} times"),
+    "poison": ("warn", "message {pjob} on queue 'jobs' redelivered {deliveries} times"),
+    "dlq_full": ("warn", "queue 'jobs.dlq' reached max-length {dlqmax}; rejecting dead-lettered messages (overflow=reject-publish)"),
 }
 LB_CAUSES: dict[str, tuple[str, str]] = {
     "tls_expired": ("error", "SSL_do_handshake() failed (SSL: error:0A000086:certificate verify failed: certificate has expired) while SSL handshaking"),
     "conn_limit": ("error", "{limit} worker_connections are not enough while connecting to upstream"),
     "no_upstream": ("error", "no live upstreams while connecting to upstream \"web_server\""),
+    "hc_fail": ("warn", "health check GET {hcpath} on upstream {up} failed: HTTP 404; marking server down"),
     "upstream_timeout": ("error", "upstream timed out (110: Connection timed out) while reading response header from upstream"),
 }
 CAUSE_TABLES = {"web_server": WEB_CAUSES, "database": DB_CAUSES, "cache": CACHE_CAUSES, "worker": WORKER_CAUSES,
@@ -150,7 +161,29 @@ _FIELD_FNS = {
     "maxmem": lambda w, rep, r, t: w.services["cache"].config["maxmemory_mb"],
     "policy": lambda w, rep, r, t: w.services["cache"].config["eviction_policy"],
     "up": lambda w, rep, r, t: f"10.{rep.node.index}.0.{r.int(2, 60)}:8080",
+    "slowms": lambda w, rep, r, t: int(w.state.db_lat_ms * (3.0 + r.u() * 4.0)) + 200,
+    "stmt": lambda w, rep, r, t: _slow_statement(w),
+    "qhost": lambda w, rep, r, t: w.services["web_server"].config["queue_host"],
+    "maxr": lambda w, rep, r, t: w.services["message_queue"].config["max_redeliveries"],
+    "dlqmax": lambda w, rep, r, t: w.services["message_queue"].config["dlq_max_messages"],
+    "pjob": lambda w, rep, r, t: (w.state.mq_poison_ids[r.int(0, len(w.state.mq_poison_ids))]
+                                  if w.state.mq_poison_ids else f"{r.int(0, 16**6):06x}"),
+    "deliveries": lambda w, rep, r, t: int(t / 7.0) % 9000 + 200,
+    "gcpct": lambda w, rep, r, t: min(98, int(rep.err_causes.get("gc_pressure", 0.1) * 100) + 40),
+    "heap": lambda w, rep, r, t: int(rep.mem_mb),
+    "memlimit": lambda w, rep, r, t: rep.service.config.get("memory_limit_mb", 0),
+    "lockpid": lambda w, rep, r, t: w.state.db_lock_pid or r.int(1000, 30000),
+    "hcpath": lambda w, rep, r, t: w.services["load_balancer"].config["health_check_path"],
 }
+
+
+def _slow_statement(w: World) -> str:
+    """The statement a slow-query log line shows: the scan that lost its index, or the bloated table."""
+    missing = w.state.db_missing_index
+    if missing:
+        table, column = missing.split(".", 1)
+        return f"SELECT * FROM {table} WHERE {column} = $1 ORDER BY created_at DESC LIMIT 50"
+    return f"SELECT count(*) FROM {w.state.db_bloat_table} WHERE created_at > now() - interval '1 day'"
 
 
 class _Fields(dict):

@@ -1,15 +1,31 @@
-"""Node diagnostics as an engineer would see them: dmesg, SMART disk health, top, kernel limits."""
+"""Node diagnostics as an engineer would see them: dmesg, SMART disk health, top, kernel limits.
+
+Every line here is rendered from the node's true state (its kernel tables, disks, clock, NIC and
+host processes), in the words the real tools print; nothing names a fault. A table that is over its
+limit says so the way the kernel does ("table full", "limit reached"), so an engineer who looks in
+the right place sees the cause, and one who looks elsewhere does not.
+"""
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from srezero.sim.model import LISTEN_PORT
+
 if TYPE_CHECKING:
     from srezero.sim.components import Node
     from srezero.sim.world import World
 
+MOUNTS = {"nvme0n1": "/", "nvme1n1": "/var/lib/data"}
+
+
+def unreachable(node: Node) -> str:
+    return f"ssh: connect to host {node.name} port 22: No route to host"
+
 
 def dmesg(w: World, node: Node, limit: int = 40) -> str:
+    if not node.up:
+        return unreachable(node)
     lines = sorted(w.dmesg_lines[node.name], key=lambda x: x[0])[-limit:]
     boot = -50 * 86400.0
     out = [f"[{t - boot:12.6f}] {text}" for t, text in lines]
@@ -17,11 +33,13 @@ def dmesg(w: World, node: Node, limit: int = 40) -> str:
 
 
 def disk_health(w: World, node: Node) -> str:
+    if not node.up:
+        return unreachable(node)
     out = []
     for d in node.disks:
         failing = d.pending_sectors > 2000 or d.reallocated_sectors > 500
         out += [
-            f"/dev/{d.device}  model: {d.model}  serial: {d.serial}",
+            f"/dev/{d.device}  model: {d.model}  serial: {d.serial}  mounted on {MOUNTS.get(d.device, '/mnt')}",
             f"  SMART overall-health self-assessment test result: {'FAILED' if failing else 'PASSED'}",
             "  Critical Warning:                   0x00",
             f"  Temperature:                        {38 + node.index % 5 + int(d.latency_mult > 1) * 9} Celsius",
@@ -30,13 +48,19 @@ def disk_health(w: World, node: Node) -> str:
             f"  Error Information Log Entries:      {d.io_errors + d.pending_sectors // 8}",
             f"  Current_Pending_Sector              {d.pending_sectors}",
             f"  Reallocated_Sector_Ct               {d.reallocated_sectors}",
-            f"  capacity: {d.used_gb:.0f}/{d.capacity_gb:.0f} GB used ({d.used_frac:.0%})",
+            f"  capacity: {d.used_gb:.0f}/{d.capacity_gb:.0f} GB used ({d.used_frac:.0%})"
+            + (" - No space left on device" if d.used_frac >= 0.999 else ""),
             f"  avg I/O latency (last minute): {d.latency_ms:.2f} ms",
         ]
+        big = sorted(((gb, path) for path, gb in d.reclaim.items() if gb >= 1.0), reverse=True)[:3]
+        if big:
+            out.append("  largest directories (du -sh): " + ", ".join(f"{path} {gb:.0f}G" for gb, path in big))
     return "\n".join(out)
 
 
 def top(w: World, node: Node) -> str:
+    if not node.up:
+        return unreachable(node)
     load = node.cpu_used / max(node.cores, 1) * node.cores
     out = [f"{node.name}: {node.cores} cores, load average {load:.2f}, {node.mem_used_mb / 1024:.1f}/"
            f"{node.mem_total_mb / 1024:.0f} GiB memory used" + (" (NotReady)" if not node.up else ""),
@@ -46,8 +70,12 @@ def top(w: World, node: Node) -> str:
         if rep.state == "Terminated":
             continue
         rows.append((rep.cpu * 100, f"{rep.kind + ' (' + rep.name + ')':34} {rep.cpu * 100:7.1f} {rep.mem_mb:8.0f}  {rep.state}"))
-    if node.extra_cpu > 0:
-        rows.append((node.extra_cpu * 100, f"{'batch-reindex (cron)':34} {node.extra_cpu * 100:7.1f} {1400:8.0f}  Running"))
+    for d in node.daemons:
+        label = f"{d.name} ({d.kind})"
+        rows.append((d.cpu * 100 + d.mem_mb / 1000, f"{label:34} {d.cpu * 100:7.1f} {d.mem_mb:8.0f}  Running"))
+    rest = node.extra_cpu - sum(d.cpu for d in node.daemons)
+    if rest > 0.01:  # CPU added outside the daemon list
+        rows.append((rest * 100, f"{'batch-reindex (cron)':34} {rest * 100:7.1f} {1400:8.0f}  Running"))
     if node.thermal_factor < 0.99:
         rows.append((0, f"{'kworker/thermal':34} {0.3:7.1f} {0:8.0f}  package temperature above threshold, "
                         f"cpu clock throttled to {node.thermal_factor:.0%}"))
@@ -56,16 +84,42 @@ def top(w: World, node: Node) -> str:
     return "\n".join(out)
 
 
+def _clock(node: Node) -> str:
+    skew = node.clock_skew_s
+    sync = "yes" if node.ntp_synced and abs(skew) < 1.0 else "no"
+    ntp = "active" if node.ntp_synced else "inactive"
+    return (f"clock: System time is {abs(skew):.6f} seconds {'fast' if skew >= 0 else 'slow'} of NTP time; "
+            f"System clock synchronized: {sync}; NTP service: {ntp}")
+
+
 def limits(w: World, node: Node) -> str:
+    if not node.up:
+        return unreachable(node)
+    fd_full = " (VFS: file-max limit reached)" if node.fds_used > node.fd_max else ""
+    ct_full = " (table full)" if node.conntrack_used > node.conntrack_max else ""
+    hi = node.port_lo + node.ephemeral_ports - 1
+    ports_out = " (exhausted: cannot assign requested address)" if node.ports_used > node.ephemeral_ports else ""
     out = [
-        f"fs.file-nr: {node.fds_used} allocated / {node.fd_max} max",
-        f"net.netfilter.nf_conntrack_count: {node.conntrack_used} / nf_conntrack_max {node.conntrack_max}",
-        f"ephemeral ports (32768-60999): {node.ports_used} in use / {node.ephemeral_ports}",
+        f"fs.file-max = {node.fd_max}",
+        f"fs.file-nr: {min(node.fds_used, node.fd_max)} allocated / {node.fd_max} max{fd_full}",
+        f"net.netfilter.nf_conntrack_max = {node.conntrack_max}",
+        f"net.netfilter.nf_conntrack_count: {min(node.conntrack_used, node.conntrack_max)} / "
+        f"nf_conntrack_max {node.conntrack_max}{ct_full}",
+        f"net.ipv4.ip_local_port_range = {node.port_lo} {hi}",
+        f"net.ipv4.tcp_tw_reuse = {int(node.tw_reuse)}",
+        f"ephemeral ports ({node.port_lo}-{hi}): {min(node.ports_used, node.ephemeral_ports)} in use / "
+        f"{node.ephemeral_ports}{ports_out}",
         f"memory: {node.mem_used_mb:.0f} MB used / {node.mem_total_mb:.0f} MB",
-        f"clock: System time is {abs(node.clock_skew_s):.6f} seconds {'fast' if node.clock_skew_s >= 0 else 'slow'} of NTP time",
+        _clock(node),
         f"nic eth0: packet loss {node.nic_loss:.1%}, link {'flapping' if node.nic_flapping else 'up'}",
-        "cgroups:",
     ]
+    clash = [f"{k}:{p}" for k, p in LISTEN_PORT.items() if node.port_lo <= p <= hi]
+    if clash:
+        out.append("warning: ephemeral port range overlaps listening ports " + ", ".join(clash))
+    holders = sorted(((d.fds, d.name) for d in node.daemons if d.fds >= 1000), reverse=True)
+    if holders:
+        out.append("open files by process: " + ", ".join(f"{name} {fds}" for fds, name in holders))
+    out.append("cgroups:")
     for rep in node.replicas:
         if rep.state == "Terminated":
             continue
@@ -73,7 +127,7 @@ def limits(w: World, node: Node) -> str:
         quota = cfg.get("cpu_limit")
         throttled = 0.0
         if quota:
-            throttled = max(0.0, min(1.0, rep.cpu / float(quota) - 0.85) * 4)
+            throttled = min(1.0, max(0.0, rep.cpu / float(quota) - 0.85) * 4)
         mem_limit = cfg.get("memory_limit_mb")
         nofile = cfg.get("max_open_files", 65536)
         out.append(f"  {rep.name:18} cpu.max={quota or 'max'} throttled={throttled:.0%}  memory.max="

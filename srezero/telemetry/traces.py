@@ -17,8 +17,12 @@ _SHORT_ERR = {
     "lock_wait": "db: lock timeout", "db_unavailable": "db: connection refused", "overload": "503 shed",
     "rate_limited": "429 rate limited", "code_defect": "unhandled exception", "emfile": "too many open files",
     "net_loss": "i/o timeout", "clock_skew": "token rejected", "conntrack": "connect timeout",
-    "upstream_timeout": "upstream idle timeout",
+    "upstream_timeout": "upstream idle timeout", "enfile": "too many open files in system",
+    "port_exhaustion": "cannot assign requested address", "root_full": "no space left on device",
+    "mq_unavailable": "publish failed: connection refused",
 }
+#: web causes that are logged but do not fail the request (the client falls back to the database)
+_NOT_ERRORS = ("cache_down", "cache_unavailable", "cache_timeout", "gc_pressure")
 _DB_SIDE = {"db_pool_timeout", "db_too_many_conns", "db_timeout", "io_error", "statement_timeout", "disk_full",
             "lock_wait", "db_unavailable"}
 
@@ -40,7 +44,7 @@ def sample(w: World, service: str | None, errors_only: bool, limit: int) -> list
         roll = r.u()
         acc = 0.0
         for cause, frac in rep.err_causes.items():
-            if cause in WEB_CAUSES and cause not in ("cache_down", "cache_unavailable"):
+            if cause in WEB_CAUSES and cause not in _NOT_ERRORS:
                 acc += frac
                 if roll < acc:
                     err_cause = cause

@@ -269,3 +269,17 @@ def node_diagnostics(ctx: ToolContext,
     w = ctx.world
     render = {"dmesg": nodediag.dmesg, "disk": nodediag.disk_health, "top": nodediag.top, "limits": nodediag.limits}
     return ToolOutput(f"{check} on {node}:\n" + render[check](w, n))
+
+
+@tool("read", 0)
+def wait(ctx: ToolContext,
+         seconds: Annotated[int, Field(ge=10, le=600), "how long to watch before the next action (10-600)"] = 60
+         ) -> ToolOutput:
+    """Let simulated time pass without acting, e.g. while a fix takes effect; shows the edge afterwards."""
+    w = ctx.world
+    w.advance(seconds)
+    err = w.vals[w.row_of[("load_balancer", "error_rate")]]
+    p99 = w.vals[w.row_of[("load_balancer", "latency_p99_ms")]]
+    firing = sorted({a.name for a in w.alerts.listing(w.now) if a.firing})
+    return ToolOutput(f"waited {seconds} s; edge error ratio {err:.2%}, p99 {p99:.0f} ms; "
+                      f"firing alerts: {', '.join(firing) or 'none'}", {"waited_s": seconds})

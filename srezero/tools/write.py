@@ -112,6 +112,8 @@ def set_config(ctx: ToolContext,
         raise ToolError(f"{service} has no config key {key!r}; get_config({service!r}) lists them")
     if key.startswith("backend_weight.") and key not in svc.config:
         raise ToolError(f"{service} has no config key {key!r}; get_config({service!r}) lists them")
+    if (service, key) in cfg.READ_ONLY:
+        raise ToolError(f"{service}.{key} is read-only: it reports live state and cannot be set")
     try:
         new = cfg.coerce(value, typ)
     except ValueError as exc:

@@ -1,0 +1,121 @@
+"""Shared machinery for service-layer primitives: declared signals -> resolved signals and reads,
+and the config-value fault whose bad value and envelope probes are derived from the world.
+
+A primitive declares its evidence once, in ``FaultMeta.signals``, with ``<placeholders>`` in the
+patterns (``<key>``, ``<version>``, ``<flag>``...). :class:`Declared` resolves them for one world,
+so the evidence tracker, the oracle's reads and the docs all come from the same declaration.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import TYPE_CHECKING, Any
+
+from srezero.faults.app import ConfigFault
+from srezero.faults.base import Fault, Signal, _signal_entity
+
+if TYPE_CHECKING:
+    from srezero.sim.world import World
+
+#: The argument that names the entity, per read tool (see srezero.scoring.evidence.TARGET_ARGS).
+TARGET_ARG = {"get_config": "service", "get_changes": "service", "search_logs": "service", "get_status": "service",
+              "get_traces": "service", "query_metrics": "target", "get_events": "entity", "node_diagnostics": "node"}
+
+Resolved = tuple[str, str, dict[str, Any], str]
+
+#: The two signals every config-value fault leaves: the value in the live config, and its change.
+CFG = Signal("get_config", "service", pattern=r"<key> = <value>(?![\w.])", description="the bad value in the live config")
+CHANGE = Signal("get_changes", "any", pattern="<key>", description="the change that set it")
+
+
+def read_action(tool: str, entity: str, args: dict[str, Any], pattern: str) -> dict[str, Any]:
+    """The read call that surfaces one resolved signal (what an engineer who knew would run)."""
+    a = dict(args)
+    key = TARGET_ARG.get(tool)
+    if key and entity != "*":
+        a[key] = entity
+    if tool == "search_logs":
+        a.setdefault("pattern", pattern)
+        a.setdefault("limit", 50)
+    return {"tool": tool, "args": a}
+
+
+class Declared(Fault):
+    """Signals and oracle reads resolved from ``meta.signals``; subclasses fill :meth:`subs`."""
+
+    def subs(self, w: World) -> dict[str, str]:
+        """Placeholder values for signal patterns, e.g. ``{"key": "db_timeout_ms"}``."""
+        return {}
+
+    def signals(self, w: World) -> list[Resolved]:
+        subs = self.subs(w)
+        out = []
+        for sig in self.meta.signals:
+            ent = _signal_entity(w, self.target, sig.on)
+            pattern = re.sub(r"<(\w+)>", lambda m: subs.get(m.group(1), m.group(0)), sig.pattern)
+            args = {k: (subs.get(v[1:-1], v) if isinstance(v, str) and v.startswith("<") else v) for k, v in sig.args}
+            out.append((sig.tool, ent, args, pattern))
+        return out
+
+    def oracle_reads(self, w: World) -> list[dict[str, Any]]:
+        return [read_action(*sig) for sig in self.signals(w)]
+
+
+def esc(text: str) -> str:
+    return re.escape(str(text))
+
+
+class TunedConfig(Declared, ConfigFault):
+    """One configuration value pushed outside its safe envelope, with a world-relative bad value.
+
+    Subclasses set ``key`` and implement :meth:`compute_bad` (the value the incident sets) and
+    :meth:`probes` (values just outside the envelope on each side: too small still fails, too large
+    causes a new problem; ``None`` when a side has no meaning).
+    """
+
+    reason = "tuning"  # words for the change-history entry
+
+    def compute_bad(self, w: World) -> Any:
+        return self.params["value"]
+
+    def probes(self, w: World) -> tuple[Any, Any]:
+        return None, None
+
+    def bad_value(self, w: World) -> Any:
+        if not hasattr(self, "_bad"):
+            self._bad = self.compute_bad(w)
+        return self._bad
+
+    def inject(self, w: World) -> None:
+        value = self.bad_value(w)
+        svc = w.services[self.service]
+        old = svc.config.get(self.key)
+        svc.config[self.key] = value
+        w.change(self.service, "config", f"{self.key}: {old} -> {value} ({self.reason})", w.author())
+        w.emit("Normal", "ConfigChanged", self.service, f"configmap {self.service}-config updated ({self.key})")
+
+    def subs(self, w: World) -> dict[str, str]:
+        return {"key": esc(self.key), "service": self.service, "value": esc(self.bad_value(w))}
+
+    def envelope_violations(self, w: World) -> list[list[dict[str, Any]]]:
+        return [[{"tool": "set_config", "args": {"service": self.service, "key": self.key, "value": v}}]
+                for v in self.probes(w) if v is not None]
+
+
+def live(w: World, service: str) -> list:
+    """Replicas of ``service`` that exist (running, starting or crash-looping)."""
+    return [r for r in w.services[service].replicas if r.state != "Terminated"]
+
+
+def baseline(w: World, entity: str, metric: str) -> float:
+    """A metric's settled healthy value (the first history column, recorded before faults and noise).
+
+    Bad values derive from it rather than from the live reading, so the ground truth of a seed is
+    the same under every noise profile.
+    """
+    return float(w.buf[w.row_of[(entity, metric)], 0])
+
+
+def healthy_db_lat(w: World) -> float:
+    """The database's settled mean query latency (ms)."""
+    return baseline(w, "database", "latency_p50_ms") / 0.8

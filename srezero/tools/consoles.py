@@ -1,0 +1,218 @@
+"""Service admin consoles (read tools): what psql, redis-cli and the broker's management UI show.
+
+Every row is rendered from the world's true state (sessions, slots, tables, keys, messages) in the
+words the real tools print. Healthy worlds show healthy rows with seeded names and numbers, so the
+view itself never says which row is the fault; an engineer who knows what to look for finds it.
+Imported by :mod:`srezero.tools.write_services`, which registers these tools.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Annotated, Any, Literal
+
+from srezero.sim.rng import stable_int
+from srezero.tools.registry import ToolOutput, tool
+
+if TYPE_CHECKING:
+    from srezero.sim.world import World
+    from srezero.tools.context import ToolContext
+
+#: table -> (indexed columns, other columns). A missing index is removed from the first tuple.
+SCHEMA: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
+    "orders": (("id", "customer_id", "created_at"), ("status", "total", "currency")),
+    "order_items": (("id", "order_id", "product_id"), ("quantity", "price")),
+    "customers": (("id", "email"), ("name", "created_at", "country")),
+    "products": (("id", "sku"), ("name", "price", "updated_at")),
+    "invoices": (("id", "order_id", "created_at"), ("status", "pdf_url")),
+    "events": (("id", "created_at"), ("kind", "payload", "customer_id")),
+}
+LOCK_QUERY = "UPDATE orders SET status = 'archived' WHERE created_at < now() - interval '2 years'"
+REPORT_QUERY = "SELECT date_trunc('day', o.created_at), sum(i.price * i.quantity) FROM orders o JOIN order_items i " \
+               "ON i.order_id = o.id GROUP BY 1 ORDER BY 1"
+HOT_KEYS = ("session:*", "cart:*", "product:*", "price:*", "user:*", "ratelimit:*")
+
+
+def _pid(w: World, *parts: object) -> int:
+    return 1000 + stable_int(w.seed, "pid", *parts) % 60000
+
+
+def _age(seconds: float) -> str:
+    s = int(max(0.0, seconds))
+    return f"{s // 3600:02d}:{s % 3600 // 60:02d}:{s % 60:02d}"
+
+
+def db_sessions(w: World) -> list[dict[str, Any]]:
+    """Backends on the primary and the standby, as pg_stat_activity would list them."""
+    st = w.state
+    now = w.now
+    primary, standby = w.topo.db_primary(), w.topo.db_standby()
+    rows: list[dict[str, Any]] = []
+    locked = st.db_lock_pid and st.db_lock_ms > 0
+    for rep in w.services["web_server"].replicas + w.services["worker"].replicas:
+        if rep.state != "Running":
+            continue
+        for i in range(2):
+            busy = i == 0 and rep.rps > 0
+            wait = "Lock: transactionid" if busy and locked else ""
+            rows.append({"node": primary.name, "pid": _pid(w, rep.name, i), "user": "app", "app": rep.name,
+                         "state": "active" if busy else "idle", "age": 0.0 if not busy else 0.02, "wait": wait,
+                         "query": "UPDATE orders SET status = $1 WHERE id = $2" if busy else "COMMIT"})
+    rows.append({"node": primary.name, "pid": _pid(w, "walsender", standby.name), "user": "replicator",
+                 "app": standby.name, "state": "streaming", "age": 0.0, "wait": "", "query": "START_REPLICATION"})
+    if locked:
+        rows.append({"node": primary.name, "pid": st.db_lock_pid, "user": "ops", "app": "psql",
+                     "state": "idle in transaction", "age": now - st.db_lock_since, "wait": "ClientRead",
+                     "query": LOCK_QUERY})
+    if now < st.vacuum_until:
+        full = "FULL " if st.vacuum_full else ""
+        rows.append({"node": primary.name, "pid": _pid(w, "vacuum", int(st.vacuum_until)), "user": "postgres",
+                     "app": "psql", "state": "active", "age": 30.0, "wait": "", "query": f"VACUUM {full}(VERBOSE)"})
+    if now < st.index_build_until:
+        rows.append({"node": primary.name, "pid": _pid(w, "index", int(st.index_build_until)), "user": "postgres",
+                     "app": "psql", "state": "active", "age": 30.0, "wait": "", "query": "CREATE INDEX CONCURRENTLY"})
+    if st.standby_query_s > 0 and st.standby_query_pid:
+        rows.append({"node": standby.name, "pid": st.standby_query_pid, "user": "reporting", "app": "metabase",
+                     "state": "active", "age": now - st.standby_query_since, "wait": "", "query": REPORT_QUERY})
+    return rows
+
+
+def _database(w: World, view: str) -> str:
+    st = w.state
+    dbc = w.services["database"].config
+    if view == "activity":
+        lines = [f"{'NODE':12} {'PID':>6} {'USER':10} {'APPLICATION':14} {'STATE':20} {'XACT AGE':9} {'WAIT':20} QUERY"]
+        for r in db_sessions(w):
+            lines.append(f"{r['node']:12} {r['pid']:>6} {r['user']:10} {r['app']:14} {r['state']:20} "
+                         f"{_age(r['age']):9} {r['wait']:20} {r['query'][:70]}")
+        return "\n".join(lines)
+    if view == "locks":
+        if not (st.db_lock_pid and st.db_lock_ms > 0) and not (st.vacuum_full and w.now < st.vacuum_until):
+            return "no backends waiting on locks"
+        waiting = [r for r in db_sessions(w) if r["wait"].startswith("Lock")]
+        holder = st.db_lock_pid or _pid(w, "vacuum", int(st.vacuum_until))
+        return "\n".join([f"blocking pid {holder} holds RowExclusiveLock on relation orders; {len(waiting)} "
+                          "backend(s) waiting:"] + [f"  pid {r['pid']} ({r['app']}) waiting {r['wait']}"
+                                                    for r in waiting])
+    if view == "replication":
+        standby = w.topo.db_standby()
+        delay = dbc["max_standby_streaming_delay_s"]
+        lines = [f"standby {standby.name}: state {'streaming' if standby.state == 'Running' else 'disconnected'}, "
+                 f"replay lag {st.replication_lag_s:.0f} s, max_standby_streaming_delay {delay} s"]
+        if st.standby_query_s > 0 and st.replication_lag_s > 30:
+            lines.append(f"  replay waiting for conflicting query pid {st.standby_query_pid} on the standby")
+        lines.append(f"{'SLOT':28} {'TYPE':9} {'ACTIVE':6} RETAINED WAL")
+        lines.append(f"{'standby_' + standby.name.replace('-', '_'):28} physical  true   0.1 GB")
+        for name, (active, retained) in sorted(st.db_slots.items()):
+            lines.append(f"{name:28} physical  {'true' if active else 'false':6} {retained:.1f} GB")
+        return "\n".join(lines)
+    if view == "tables":
+        lines = [f"{'TABLE':12} {'ROWS':>10} {'DEAD %':>7} LAST AUTOVACUUM"]
+        for table in SCHEMA:
+            base = 1 + stable_int(w.seed, table) % 40
+            dead = st.db_dead_tuple_pct if table == st.db_bloat_table else 1.0 + stable_int(w.seed, table, "d") % 30 / 10
+            last = "never since autovacuum was turned off" if not dbc["autovacuum"] else \
+                f"{w.stamp(w.now - 600 - stable_int(w.seed, table, 'v') % 3000)}"
+            lines.append(f"{table:12} {base * 250_000:>10} {dead:>7.1f} {last}")
+        return "\n".join(lines)
+    lines = [f"{'TABLE':12} {'SEQ SCANS/MIN':>14}  INDEXES"]
+    for table, (indexed, _) in SCHEMA.items():
+        cols = [c for c in indexed if f"{table}.{c}" != st.db_missing_index]
+        scans = 40_000 if st.db_missing_index.startswith(table + ".") else 2 + stable_int(w.seed, table, "s") % 20
+        names = ", ".join(f"{table}_pkey" if c == "id" else f"{table}_{c}_idx" for c in cols)
+        lines.append(f"{table:12} {scans:>14}  {names}")
+    return "\n".join(lines)
+
+
+@tool("read", 10)
+def inspect_database(ctx: ToolContext,
+                     view: Annotated[Literal["activity", "locks", "replication", "tables", "indexes"],
+                                     "activity: sessions; locks: who blocks whom; replication: standby lag and "
+                                     "slots; tables: size and dead tuples; indexes: indexes and sequential scans"]
+                     ) -> ToolOutput:
+    """Inspect the database like psql would: sessions, locks, replication and slots, tables, indexes."""
+    return ToolOutput(f"database {view}:\n" + _database(ctx.world, view))
+
+
+def _cache(w: World, section: str) -> str:
+    cache = w.services["cache"]
+    rep = cache.replicas[0]
+    cc = cache.config
+    st = w.state
+    if rep.state != "Running":
+        return f"Could not connect to Redis at cache:6379: Connection refused ({rep.name} is {rep.state})"
+    if section == "hotkeys":
+        shares = [(k, 0.02 + stable_int(w.seed, k) % 100 / 1000) for k in HOT_KEYS]
+        if st.cache_hot_key > 0:
+            shares.append((st.cache_hot_key_name, st.cache_hot_key))
+        total = sum(s for _, s in shares)
+        lines = ["# Scanning the entire keyspace to find hot keys (sampled LFU counters)"]
+        for key, share in sorted(shares, key=lambda x: -x[1]):
+            lines.append(f"hot key found: {key:28} ops share {share / total:6.1%}")
+        return "\n".join(lines)
+    row = w.row_of
+    hit = float(w.vals[row[("cache", "hit_ratio")]])
+    evictions = float(w.vals[row[("cache", "evictions_per_s")]])
+    used = float(w.vals[row[("cache", "memory_used_mb")]])
+    up = max(0.0, w.now - st.cache_ready_since)
+    auth_fails = 0 if rep.err_causes.get("auth_fail") is None else int(w.services["web_server"].rps * 30)
+    return "\n".join([
+        "# Server", f"uptime_in_seconds:{int(up)}", "# Memory", f"used_memory_human:{used:.0f}M",
+        f"maxmemory_human:{cc['maxmemory_mb']}M", f"maxmemory_policy:{cc['eviction_policy']}",
+        "# Stats", f"keyspace_hit_ratio:{hit:.3f}", f"evicted_keys_per_sec:{evictions:.0f}",
+        f"rejected_auth_last_30s:{auth_fails}", f"instantaneous_ops_per_sec:{rep.rps:.0f}",
+        "# Clients", f"connected_clients:{sum(1 for r in w.services['web_server'].replicas if r.state == 'Running') * 8}",
+    ])
+
+
+@tool("read", 10)
+def inspect_cache(ctx: ToolContext,
+                  section: Annotated[Literal["info", "hotkeys"], "info: memory, hit ratio, evictions, auth; "
+                                     "hotkeys: the keys taking the most operations"] = "info") -> ToolOutput:
+    """Inspect the cache like redis-cli would: INFO (memory, hits, evictions, auth failures) or --hotkeys."""
+    return ToolOutput(f"cache {section}:\n" + _cache(ctx.world, section))
+
+
+def _queue(w: World, view: str) -> str:
+    st = w.state
+    mqc = w.services["message_queue"].config
+    row = w.row_of
+    workers = [r for r in w.services["worker"].replicas if r.state == "Running"]
+    prefetch = min(int(mqc["max_inflight"]), int(w.services["worker"].config["concurrency"]))
+    if view == "queues":
+        return "\n".join([
+            f"{'QUEUE':10} {'READY':>8} {'UNACKED':>8} {'CONSUMERS':>9} {'PUBLISH/S':>10} {'DELIVER/S':>10} "
+            f"{'REDELIVER/S':>12} MAX-LENGTH",
+            f"{'jobs':10} {st.mq_depth:>8.0f} {len(workers) * prefetch:>8} {len(workers):>9} "
+            f"{w.vals[row[('message_queue', 'publish_rate')]]:>10.1f} {st.mq_consumed:>10.1f} "
+            f"{w.vals[row[('message_queue', 'redeliveries_per_s')]]:>12.1f} -",
+            f"{'jobs.dlq':10} {st.mq_dlq:>8.0f} {0:>8} {0:>9} {'-':>10} {'-':>10} {'-':>12} "
+            f"{mqc['dlq_max_messages']} (overflow reject-publish)",
+            f"policy: visibility_timeout {mqc['visibility_timeout_s']} s, max_redeliveries {mqc['max_redeliveries']}, "
+            f"prefetch {mqc['max_inflight']}"])
+    if view == "messages":
+        lines = [f"{'MESSAGE':8} {'DELIVERIES':>10} {'AGE':>9} TYPE"]
+        for pid in st.mq_poison_ids:
+            lines.append(f"{pid:8} {int(w.now / 7.0) % 9000 + 200:>10} {_age(w.now % 5400 + 600):>9} invoice.render")
+        for i, mid in enumerate(head_message_ids(w, int(w.now // 30))):
+            lines.append(f"{mid:8} {1:>10} {_age(i * 0.4):>9} {('email.send', 'order.sync', 'invoice.render')[i]}")
+        return "\n".join(lines)
+    lines = [f"{'CONSUMER':16} {'PREFETCH':>8} {'UNACKED':>8} {'ACKS/S':>8}"]
+    share = st.mq_consumed / max(1, len(workers))
+    for i, rep in enumerate(workers):
+        stuck = i < len(st.mq_poison_ids)
+        lines.append(f"{rep.name:16} {mqc['max_inflight']:>8} {prefetch:>8} {0.0 if stuck else share:>8.1f}")
+    return "\n".join(lines)
+
+
+def head_message_ids(w: World, bucket: int) -> list[str]:
+    """Ids of the ordinary messages at the head of 'jobs' during one 30 s bucket (the head moves on)."""
+    return [f"{stable_int(w.seed, 'msg', bucket, i) % 16**6:06x}" for i in range(3)]
+
+
+@tool("read", 10)
+def inspect_queue(ctx: ToolContext,
+                  view: Annotated[Literal["queues", "messages", "consumers"], "queues: depth, rates, dead letters; "
+                                  "messages: the head of the queue with delivery counts; consumers: per worker"]
+                  = "queues") -> ToolOutput:
+    """Inspect the message broker like its management UI: queues, head messages, consumers."""
+    return ToolOutput(f"message_queue {view}:\n" + _queue(ctx.world, view))

@@ -1,0 +1,111 @@
+"""Noise never breaches an SLO on its own and never changes the ground truth."""
+
+from __future__ import annotations
+
+import pytest
+
+import srezero
+from srezero.faults.base import load_all
+from srezero.faults.noise import NOISE, PROFILES
+from srezero.scoring.mitigation import verify
+from srezero.sim.world import World
+from srezero.task.spec import AlertSpec, BudgetSpec, FaultSpec, GroundTruthSpec, NoiseSpec, TaskSpec
+from tests.faults.harness import spec_for
+
+SEEDS = range(8)
+RUN_S = 1500.0  # every noise item is scheduled within 900 s and lasts at most 7 min
+
+
+def control(profile: str, extra: dict[str, int] | None = None) -> TaskSpec:
+    return TaskSpec(id="noise-control", title="noise only", description="no fault, only noise", difficulty="easy",
+                    noise=NoiseSpec(profile=profile, extra=extra or {}), ground_truth=GroundTruthSpec(no_fault=True),
+                    budget=BudgetSpec(max_onset_s=600.0))
+
+
+def worst_slo(w: World, spec: TaskSpec) -> dict[str, float]:
+    """Every SLO row over every tick since the end of history, beyond its limit."""
+    c0 = w.history_cols
+    out = {}
+    for metric, entity, limit in (("error_rate", "load_balancer", spec.slo.error_rate),
+                                  ("latency_p99_ms", "load_balancer", spec.slo.latency_p99_ms),
+                                  ("queue_age_s", "message_queue", spec.slo.queue_age_s)):
+        worst = float(w.buf[w.row_of[(entity, metric)], c0 : w.col + 1].max())
+        if worst > limit:
+            out[metric] = worst
+    return out
+
+
+@pytest.mark.parametrize("profile", list(PROFILES))
+def test_profiles_never_breach_an_slo(profile: str) -> None:
+    for seed in SEEDS:
+        spec = control(profile)
+        w = World.build(spec, seed)
+        w.advance(RUN_S)
+        assert worst_slo(w, spec) == {}, (profile, seed)
+        judged = verify(w, [])
+        assert judged["slo_ok"] and judged["mitigated"], (profile, seed, judged["reasons"])
+
+
+@pytest.mark.parametrize("name", sorted(n for n in NOISE if n != "false_alarm_blip"))
+def test_each_noise_item_alone_never_breaches_an_slo(name: str) -> None:
+    for seed in range(4):
+        spec = control("quiet", {name: 3})
+        w = World.build(spec, seed)
+        w.advance(RUN_S)
+        assert worst_slo(w, spec) == {}, (name, seed)
+
+
+def test_false_alarm_spikes_then_clears_itself() -> None:
+    """The one distractor meant to page (never part of a profile): a latency spike of a few minutes,
+    then a healthy verification window without anyone doing anything."""
+    spec = control("quiet", {"false_alarm_blip": 1})
+    p99 = ("load_balancer", "latency_p99_ms")
+    for seed in range(4):
+        w = World.build(spec, seed)
+        w.advance(600.0)
+        spike = float(w.buf[w.row_of[p99], w.history_cols : w.col + 1].max())
+        assert spike > 300.0, (seed, spike)
+        assert any(a.name == "DatabaseLatencyHigh" for a in w.alerts.history), seed
+        judged = verify(w, [])
+        assert judged["slo_ok"], (seed, judged["reasons"])
+
+
+def _with_profile(spec: TaskSpec, profile: str) -> TaskSpec:
+    return spec.model_copy(update={"noise": NoiseSpec(profile=profile)})
+
+
+def _truth(spec: TaskSpec, seed: int) -> tuple[list[dict], list[bool], list[bool]]:
+    """Ground truth, neutralised() at the page, and neutralised() after the oracle's fix."""
+    env = srezero.make(spec, seed)
+    env.reset(seed=seed)
+    truth = env.ground_truth()
+    w = env.world
+    at_page = [f.neutralised(w) for f in w.faults]
+    for action in env.oracle_plan():
+        if action["tool"] in ("resolve", "submit_diagnosis") or env._tools[action["tool"]].kind != "write":
+            continue
+        env.step(action)
+    w.advance(300.0)
+    return truth, at_page, [f.neutralised(w) for f in w.faults]
+
+
+def _specs() -> list[TaskSpec]:
+    """Every task file, one synthetic task per primitive, and a concurrent (visible plus silent) pair."""
+    specs = [srezero.get_task(t.id) for t in srezero.list_tasks()]
+    specs += [spec_for(cls) for _, cls in sorted(load_all().items())]
+    specs.append(TaskSpec(
+        id="noise-concurrent", title="visible plus silent", description="a conntrack fault and a filling disk",
+        difficulty="medium", alert=AlertSpec(name="HighErrorRate"),
+        faults=(FaultSpec(primitive="conntrack_full", target="node(web_server[*])", at=60.0),
+                FaultSpec(primitive="disk_filling", target="disk(worker[*])", at=30.0, visible=False))))
+    return specs
+
+
+@pytest.mark.parametrize("spec", _specs(), ids=lambda s: s.id)
+def test_noise_never_changes_the_ground_truth(spec: TaskSpec) -> None:
+    for seed in (1, 2):
+        quiet = _truth(_with_profile(spec, "quiet"), seed)
+        noisy = _truth(_with_profile(spec, "noisy"), seed)
+        assert quiet[0] == noisy[0], (spec.id, seed, "ground truth")
+        assert quiet[1] == noisy[1], (spec.id, seed, "neutralised at the page")
+        assert quiet[2] == noisy[2], (spec.id, seed, "neutralised after the oracle's fix")

@@ -1,0 +1,108 @@
+"""The service write tools and admin consoles: real consequences, clear errors, no spoilers."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from srezero.faults.base import load_all
+from tests.faults.harness import start
+
+
+def _do(env, tool: str, **args: Any):
+    obs, *_ = env.step({"tool": tool, "args": args})
+    return obs
+
+
+def _fault(name: str, seed: int = 0):
+    env = start(load_all()[name], seed)
+    return env, env.world, env.world.faults[0]
+
+
+def test_terminate_session_releases_only_the_blocker() -> None:
+    env, w, f = _fault("lock_contention")
+    assert "idle in transaction" in _do(env, "inspect_database", view="activity").text
+    app_pid = next(int(line.split()[1]) for line in _do(env, "inspect_database", view="activity").text.splitlines()
+                   if " app " in line)
+    before = w.collateral_errors
+    assert _do(env, "terminate_session", pid=app_pid).ok
+    assert w.state.db_lock_ms > 0 and w.collateral_errors > before  # the wrong session: its requests fail
+    bad = _do(env, "terminate_session", pid=1)
+    assert not bad.ok and "no database backend" in bad.error
+    assert _do(env, "terminate_session", pid=f.pid).ok
+    assert w.state.db_lock_ms == 0 and f.neutralised(w)
+    assert "no backends waiting" in _do(env, "inspect_database", view="locks").text
+
+
+def test_create_index_takes_time_and_must_match() -> None:
+    env, w, f = _fault("missing_index")
+    assert not _do(env, "create_index", table="nope", column="id").ok
+    assert "already exists" in _do(env, "create_index", table="orders", column="id").error
+    assert _do(env, "create_index", table=f.table, column="status").ok
+    assert not _do(env, "create_index", table=f.table, column=f.column).ok  # one build at a time
+    w.advance(60)
+    assert w.state.db_missing_index == f.index  # the wrong column did not help
+    assert _do(env, "create_index", table=f.table, column=f.column).ok
+    assert w.state.db_missing_index == f.index  # still building
+    w.advance(60)
+    assert w.state.db_missing_index == ""
+
+
+def test_vacuum_reclaims_and_full_locks() -> None:
+    env, w, _ = _fault("table_bloat")
+    assert w.state.db_dead_tuple_pct > 50
+    assert _do(env, "vacuum", table="events", full=True).ok
+    assert not _do(env, "vacuum").ok  # already running
+    w.advance(30)
+    assert w.vals[w.row_of[("database", "lock_waits")]] > 100  # VACUUM FULL holds an exclusive lock
+    w.advance(120)
+    assert w.state.db_dead_tuple_pct < 10 and not w.state.vacuum_full
+    w.advance(1800)  # autovacuum is still off: dead tuples come back
+    assert w.state.db_dead_tuple_pct > 10
+
+
+def test_drop_replication_slot_frees_space_or_breaks_the_standby() -> None:
+    env, w, f = _fault("db_disk_full")
+    disk = w.topo.db_primary().node.data_disk
+    assert disk.used_frac > 0.99
+    assert "does not exist" in _do(env, "drop_replication_slot", slot="nope").error
+    assert _do(env, "drop_replication_slot", slot=f.slot).ok
+    assert disk.used_frac < 0.9 and not w.destroyed
+    own = "standby_" + w.topo.db_standby().name.replace("-", "_")
+    assert _do(env, "drop_replication_slot", slot=own).ok
+    assert any("must be rebuilt" in d for d in w.destroyed)
+
+
+def test_certificate_renewal_and_read_only_days_left() -> None:
+    env, w, _ = _fault("tls_cert_expired")
+    assert "read-only" in _do(env, "set_config", service="load_balancer", key="tls_cert_days_left", value=90).error
+    assert not _do(env, "renew_certificate", service="cache").ok
+    assert _do(env, "renew_certificate").ok
+    assert w.services["load_balancer"].config["tls_cert_days_left"] == 90  # the tool's cost covers issuance
+
+
+def test_dead_letter_and_purge() -> None:
+    env, w, f = _fault("poison_message")
+    shown = _do(env, "inspect_queue", view="messages").text
+    assert all(i in shown for i in f.ids)
+    assert not _do(env, "dead_letter_message", message_id="zzzzzz").ok
+    assert _do(env, "dead_letter_message", message_id=f.ids[0]).ok
+    assert w.state.mq_poison == len(f.ids) - 1 and w.state.mq_dlq >= 1 and not w.destroyed
+    depth = w.state.mq_depth
+    assert depth > 1
+    assert _do(env, "purge_queue", queue="jobs").ok
+    assert w.state.mq_depth == 0 and w.state.mq_poison == 0 and w.destroyed and w.state.mq_lost >= depth
+
+
+def test_consoles_are_plain_and_reflect_state() -> None:
+    env, _, _ = _fault("cache_hot_key")
+    hot = _do(env, "inspect_cache", section="hotkeys").text
+    assert "promo:banner" in hot.splitlines()[2]  # the hottest key first
+    assert "keyspace_hit_ratio" in _do(env, "inspect_cache").text
+    for view in ("activity", "locks", "replication", "tables", "indexes"):
+        text = _do(env, "inspect_database", view=view).text
+        assert "idle in transaction" not in text and "false" not in text.split("TYPE")[-1]
+    for view in ("queues", "messages", "consumers"):
+        assert _do(env, "inspect_queue", view=view).ok
+    spoilers = [n for n in load_all() if "_" in n]
+    for t in env.trajectory:
+        assert not any(n in t["text"] for n in spoilers), t["text"]
