@@ -50,14 +50,19 @@ _LAZY = {
 }
 
 
-def make(task: str | TaskSpec, seed: int = 0) -> Episode:
-    """Create an episode for a task id, a path to a task file, or a TaskSpec. Call ``reset()`` next."""
+def make(task: str | TaskSpec, seed: int = 0, reward: str = "shaped") -> Episode:
+    """Create an episode for a task id, a path to a task file, or a TaskSpec. Call ``reset()`` next.
+
+    ``reward="shaped"`` returns potential-based per-step rewards for training; they carry information
+    about the hidden state, so evaluate agents with ``reward="sparse"`` (0 until the final step) or do
+    not show them rewards at all (the sweep, MCP and inspect harnesses never do).
+    """
     from srezero.episode import Episode
     from srezero.task.loader import get_task
     from srezero.task.spec import TaskSpec
 
     spec = task if isinstance(task, TaskSpec) else get_task(task)
-    return Episode(spec, seed)
+    return Episode(spec, seed, reward)
 
 
 def __getattr__(name: str) -> Any:

@@ -111,14 +111,21 @@ class EpisodeState:
     healed_at: float | None = None
     phi: float = 0.0
     reward_sum: float = 0.0
+    internal_errors: list[str] = field(default_factory=list)  # tool bugs; in the result, never shown to agents
 
 
 class Episode:
     """One incident under one seed. Create with :func:`srezero.make`."""
 
-    def __init__(self, spec: TaskSpec, seed: int = 0) -> None:
+    def __init__(self, spec: TaskSpec, seed: int = 0, reward: str = "shaped") -> None:
+        if reward not in ("shaped", "sparse"):
+            raise ValueError(f"reward must be 'shaped' or 'sparse', not {reward!r}")
         self.spec = spec
         self.seed = seed
+        #: "shaped": potential-based per-step rewards (a training signal; they carry information about
+        #: the hidden state, so never show them to an agent under evaluation). "sparse": 0 until the
+        #: last step, which pays marks/100. Both sum to marks/100.
+        self.reward_mode = reward
         self._tools: dict[str, ToolSpec] = load_tools()
         self.world: World | None = None
         self.result: dict[str, Any] | None = None
@@ -198,8 +205,9 @@ class Episode:
                 st.diagnosis_at = w.now - self.t0
         except ToolError as exc:
             error = str(exc)
-        except (TypeError, ValueError, KeyError) as exc:  # defensive: a tool must never crash an episode
-            error = f"{type(exc).__name__}: {exc}"
+        except Exception as exc:  # a tool bug must never crash an episode or leak internals to the agent
+            error = f"internal error in {tool_name or 'the action'}; nothing was applied"
+            st.internal_errors.append(f"{type(exc).__name__}: {exc}")
         if error is not None:
             st.invalid += 1
             w.advance(INVALID_COST_S)
@@ -223,6 +231,8 @@ class Episode:
             self.result = self._finish(truncated)
             reward = self.result["marks"] / 100.0 - st.reward_sum  # the episode's rewards sum to marks/100
             info["result"] = self.result
+        elif self.reward_mode == "sparse":
+            reward = 0.0
         else:
             phi = mk.potential(self.evidence.coverage, healed / max(1, len(self.faults)), self._penalty_so_far())
             reward = phi - st.phi
@@ -393,4 +403,5 @@ class Episode:
             "resolve_note": st.resolve_note,
             "ground_truth": [asdict(rc) for rc in self.truth] if not no_fault else [],
             "no_fault": no_fault,
+            "internal_errors": list(st.internal_errors),
         }

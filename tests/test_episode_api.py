@@ -104,3 +104,35 @@ def test_wait_passes_time_and_finish_scores_an_unfinished_episode() -> None:
     assert env.finish() is result
     after, *_ = env.step("get_alerts()")
     assert not after.ok
+
+
+def test_sparse_rewards_hide_progress_and_sum_to_marks() -> None:
+    from srezero.agents import registry
+
+    env = srezero.make("inc-002", 1, reward="sparse")
+    obs, _ = env.reset()
+    agent = registry.create("oracle")
+    agent.reset(env.briefing, 1, env.tool_specs())
+    agent.bind_oracle(env.oracle_plan())
+    rewards = []
+    done = False
+    while not done:
+        obs, r, terminated, truncated, info = env.step(agent.act(obs))
+        rewards.append(r)
+        done = terminated or truncated
+    assert all(r == 0.0 for r in rewards[:-1])
+    assert rewards[-1] == info["result"]["marks"] / 100.0
+
+
+def test_a_tool_bug_is_an_error_observation_not_a_crash(monkeypatch) -> None:
+    from srezero.tools.registry import load_tools
+
+    def broken(ctx, **kwargs):
+        raise AttributeError("secret internals")
+
+    monkeypatch.setattr(load_tools()["get_alerts"], "fn", broken)
+    env = srezero.make("inc-001", 0)
+    env.reset()
+    obs, *_ = env.step("get_alerts()")
+    assert not obs.ok and "internal error in get_alerts" in obs.text and "secret" not in obs.text
+    assert env.finish()["internal_errors"] == ["AttributeError: secret internals"]

@@ -18,8 +18,17 @@ from srezero.tools.registry import load_tools
 if TYPE_CHECKING:
     from srezero.episode import Episode
 
-#: Default directory of records written by front ends that run one episode at a time (MCP).
-DEFAULT_RUNS_DIR = Path("runs")
+def _state_home() -> Path:
+    import os
+
+    base = os.environ.get("XDG_STATE_HOME") or str(Path.home() / ".local" / "state")
+    return Path(base) / "srezero" / "runs"
+
+
+#: Default directory of records written by front ends that run one episode at a time (MCP). It is
+#: outside the working directory on purpose: a record holds the ground truth, and an MCP client's
+#: agent can read its workspace, so a record there would leak the answer to the next seed.
+DEFAULT_RUNS_DIR = _state_home()
 
 INSTRUCTIONS = """\
 You are the on-call site-reliability engineer for a small production system (load balancer, web \
@@ -90,7 +99,7 @@ def episode_record(env: Episode, agent: str) -> dict[str, Any]:
 
 
 def default_record_path(front_end: str, env: Episode) -> Path:
-    """``runs/<front_end>/episodes/<front_end>/<task>/seed-NNNN.json``: a run directory reports can read."""
+    """``$XDG_STATE_HOME/srezero/runs/<front_end>/episodes/...``: a run directory reports can read."""
     from srezero.sweep.records import record_path
 
     return record_path(DEFAULT_RUNS_DIR / front_end, front_end, env.spec.id, env.seed)

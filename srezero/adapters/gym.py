@@ -59,7 +59,8 @@ class IncidentEnv(gym.Env[str, str]):
 
     metadata = {"render_modes": ["ansi"], "render_fps": 1}  # noqa: RUF012 - Gymnasium reads this class attribute
 
-    def __init__(self, task: str | None = None, seed: int = 0, render_mode: str | None = None) -> None:
+    def __init__(self, task: str | None = None, seed: int = 0, render_mode: str | None = None,
+                 reward: str = "shaped") -> None:
         if task is None:
             ids = ", ".join(t.id for t in srezero.list_tasks())
             raise ValueError(f"pass task=ID to gym.make (one of: {ids}) or a path to a task file")
@@ -68,7 +69,8 @@ class IncidentEnv(gym.Env[str, str]):
         self.render_mode = render_mode
         self.task = task
         self._seed = int(seed)
-        self._episode = srezero.make(task, self._seed)
+        self.reward_mode = reward  # "shaped" for training; "sparse" to evaluate (shaping reveals hidden state)
+        self._episode = srezero.make(task, self._seed, reward)
         self._started = False
         self._last_text = ""
         self.observation_space = spaces.Text(OBS_MAX_CHARS, min_length=0, charset=CHARSET)
@@ -76,7 +78,10 @@ class IncidentEnv(gym.Env[str, str]):
 
     @property
     def episode(self) -> srezero.Episode:
-        """The core episode behind this environment (trajectory, result, tool specs)."""
+        """The core episode behind this environment (trajectory, result, tool specs).
+
+        For harness code only: it also exposes ``ground_truth()`` and ``oracle_plan()``, which an
+        agent under evaluation must never see."""
         return self._episode
 
     def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> tuple[str, dict[str, Any]]:
@@ -86,7 +91,7 @@ class IncidentEnv(gym.Env[str, str]):
             raise ValueError(f"unknown reset option(s) {unknown}; the only option is 'task'")
         if "task" in options:
             self.task = options["task"]
-            self._episode = srezero.make(self.task, self._seed)
+            self._episode = srezero.make(self.task, self._seed, self.reward_mode)
         if seed is None and not self._started:
             seed = self._seed  # the first episode plays the seed given to gym.make
         super().reset(seed=seed)

@@ -53,6 +53,8 @@ def run_episode(env: Episode, agent: Any, seed: int, max_steps: int | None = Non
         "task_id": env.spec.id,
         "seed": seed,
         "episode_id": env.episode_id,
+        # an agent that was handed the ground truth is an upper bound, never ranked with baselines
+        "privileged": bool(getattr(agent, "wants_ground_truth", False)),
         "status": status,
         "error": error,
         "result": result,

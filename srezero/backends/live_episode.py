@@ -66,7 +66,9 @@ class LiveEpisode:
 
     @property
     def episode_id(self) -> str:
-        return f"live-{self.spec.id}"
+        from srezero.sim.rng import stable_int
+
+        return f"live-{stable_int(self.spec.id, 'live') % 16**10:010x}"  # opaque: ids can name the incident
 
     def tool_specs(self) -> list[dict[str, Any]]:
         return [t.public() for t in self._tools.values()]

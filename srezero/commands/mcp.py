@@ -15,7 +15,7 @@ import orjson
 @click.option("--seed", default=0, show_default=True, type=int)
 @click.option("--record", "record", type=click.Path(dir_okay=False),
               help="where to write the episode record when it ends "
-                   "[default: runs/mcp/episodes/mcp/<task>/seed-NNNN.json]")
+                   "[default: $XDG_STATE_HOME/srezero/runs/mcp/..., outside the agent's workspace]")
 @click.option("--http", "http_port", type=click.IntRange(1, 65535), metavar="PORT",
               help="serve streamable HTTP on http://127.0.0.1:PORT/mcp instead of stdio")
 @click.option("--print-config", is_flag=True, help="print a ready-to-paste MCP client configuration and exit")

@@ -53,8 +53,11 @@ def run_cmd(task_id: str | None, agent: str, seed: int, as_json: bool, quiet: bo
     record["agent"] = agent
     data = orjson.dumps(record, option=orjson.OPT_SORT_KEYS | orjson.OPT_INDENT_2)
     if out:
-        with open(out, "wb") as fh:
-            fh.write(data)
+        from pathlib import Path
+
+        from srezero.sweep.records import dumps, write_atomic
+
+        write_atomic(Path(out), dumps(record))  # atomic, canonical sorted-key bytes
     if as_json:
         sys.stdout.write(data.decode() + "\n")
         return

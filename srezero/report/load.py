@@ -160,7 +160,7 @@ def _upper_bound(agent: str, record: dict[str, Any], manifest: dict[str, Any]) -
     info = (manifest.get("agents") or {}).get(agent) or {}
     if (info.get("settings") or {}).get("upper_bound"):
         return True
-    return (record.get("agent_name") or agent) in UPPER_BOUND_NAMES
+    return bool(record.get("privileged")) or (record.get("agent_name") or agent) in UPPER_BOUND_NAMES
 
 
 def to_ep(rec: dict[str, Any], manifest: dict[str, Any], meta: tuple[str, tuple[str, ...]]) -> Ep:

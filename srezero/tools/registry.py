@@ -125,15 +125,21 @@ def tool(kind: Kind, cost_s: float) -> Callable[[Callable[..., ToolOutput]], Cal
 
 
 #: Modules that declare tools, in the order tools are listed. A new tool module is one more entry.
-TOOL_MODULES = ("read", "write", "write_services", "write_nodes", "submit")
+TOOL_MODULES = ("read", "consoles", "write", "write_services", "write_nodes", "submit")
 
 
 def load_tools() -> dict[str, ToolSpec]:
-    if len(TOOLS) < 2 or not _LOADED:
+    if not _LOADED:
         import importlib
 
         for name in TOOL_MODULES:
             importlib.import_module(f"srezero.tools.{name}")
+        # a fixed order whatever imported first: by module in TOOL_MODULES, then by line of declaration
+        rank = {f"srezero.tools.{m}": i for i, m in enumerate(TOOL_MODULES)}
+        ordered = sorted(TOOLS.values(), key=lambda t: (rank.get(t.fn.__module__, len(rank)),
+                                                        t.fn.__code__.co_firstlineno))
+        TOOLS.clear()
+        TOOLS.update((t.name, t) for t in ordered)
         _LOADED.append(True)
     return TOOLS
 
