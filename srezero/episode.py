@@ -41,7 +41,7 @@ from srezero.scoring import naming
 from srezero.scoring.evidence import EvidenceTracker
 from srezero.scoring.mitigation import slo_limits, slo_rows, verify
 from srezero.scoring.writes import WriteJudge
-from srezero.sim.model import TICK_S
+from srezero.sim.clock import TICK_S
 from srezero.sim.rng import stable_int
 from srezero.sim.world import World
 from srezero.task.spec import TaskSpec

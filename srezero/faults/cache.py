@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 from srezero.faults.app import ship
 from srezero.faults.base import FaultMeta, Param, Remedy, RootCause, Signal, register
 from srezero.faults.common import CFG, CHANGE, Declared, TunedConfig, esc
-from srezero.sim.model import TICK_S
+from srezero.sim.clock import TICK_S
 
 if TYPE_CHECKING:
     from srezero.sim.world import World

@@ -8,8 +8,8 @@ from typing import TYPE_CHECKING, Any
 from srezero.faults.app import ship
 from srezero.faults.base import Fault, FaultMeta, Param, Remedy, RootCause, Signal, register
 from srezero.faults.common import Declared
+from srezero.sim.clock import TICK_S
 from srezero.sim.components import Change
-from srezero.sim.model import TICK_S
 from srezero.sim.rng import stable_int
 
 if TYPE_CHECKING:

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 from srezero.faults.base import FaultMeta, Param, Remedy, Signal, register
 from srezero.faults.kernel import NodeFault, drain_wait
-from srezero.sim.model import TICK_S
+from srezero.sim.clock import TICK_S
 
 if TYPE_CHECKING:
     from srezero.sim.components import Node

@@ -13,8 +13,9 @@ from typing import TYPE_CHECKING, Any
 
 from srezero.faults.app import ConfigFault
 from srezero.faults.base import Fault, FaultMeta, Param, Remedy, RootCause, Signal, register
+from srezero.sim.clock import TICK_S
 from srezero.sim.components import Daemon, Node
-from srezero.sim.model import LISTEN_PORT, TICK_S
+from srezero.sim.lifecycle import LISTEN_PORT
 
 if TYPE_CHECKING:
     from srezero.sim.world import World

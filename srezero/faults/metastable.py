@@ -13,8 +13,8 @@ from collections.abc import Generator
 from typing import TYPE_CHECKING, Any
 
 from srezero.faults.base import Fault, FaultMeta, Param, Remedy, RootCause, Signal, register
+from srezero.sim.clock import TICK_S
 from srezero.sim.components import Change
-from srezero.sim.model import TICK_S
 
 if TYPE_CHECKING:
     from srezero.sim.world import World

@@ -35,8 +35,8 @@ from __future__ import annotations
 from collections.abc import Callable, Generator
 from typing import TYPE_CHECKING, Any
 
+from srezero.sim.clock import TICK_S
 from srezero.sim.components import Change, Daemon, Deploy, Event
-from srezero.sim.model import TICK_S
 from srezero.sim.rng import stream
 from srezero.sim.topology import AUTHORS
 

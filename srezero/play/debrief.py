@@ -75,7 +75,7 @@ def write_deltas(env: Episode, write: dict[str, Any], next_at: float | None = No
     "After" is five minutes later, or the next write if that came sooner, so an effect is not
     credited to the action before the one that caused it.
     """
-    from srezero.sim.model import TICK_S
+    from srezero.sim.clock import TICK_S
 
     w = env.world
     t = env.t0 + float(write["at"])

@@ -12,7 +12,7 @@ import html
 from dataclasses import dataclass, field
 from typing import Any
 
-from srezero.sim.model import TICK_S
+from srezero.sim.clock import TICK_S
 
 #: Charts always drawn: the SLO metrics the mitigation oracle judges. (entity, metric, SLO field)
 SLO_CHARTS = (("load_balancer", "error_rate", "error_rate"),

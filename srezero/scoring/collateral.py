@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from srezero.scoring.mitigation import slo_limits, slo_rows, verify
-from srezero.sim.model import TICK_S
+from srezero.sim.clock import TICK_S
 
 if TYPE_CHECKING:
     from srezero.sim.world import World

@@ -25,7 +25,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from srezero.sim.model import TICK_S
+from srezero.sim.clock import TICK_S
 
 if TYPE_CHECKING:
     from srezero.faults.base import Fault

@@ -7,6 +7,12 @@ column in one numpy operation, which is what keeps a tick cheap.
 
 from __future__ import annotations
 
+from array import array
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from srezero.sim.components import Replica, Service
+
 REPLICA_METRICS = (
     "request_rate",
     "error_rate",
@@ -85,3 +91,34 @@ def metric_names(kind: str) -> tuple[str, ...]:
     if kind == "node":
         return NODE_METRICS
     return SERVICE_BASE + SERVICE_EXTRA.get(kind, ())
+
+
+def pcts(mean_ms: float, util: float, err_timeout_ms: float, timeout_frac: float) -> tuple[float, float, float]:
+    """Latency percentiles from a mean and utilisation; timeouts pull the tail to the timeout."""
+    u = min(util, 0.98)
+    p50 = mean_ms * 0.8
+    p95 = mean_ms * (1.7 + 1.5 * u)
+    p99 = mean_ms * (2.4 + 3.0 * u)
+    if timeout_frac > 0.01:
+        p99 = max(p99, err_timeout_ms)
+        if timeout_frac > 0.05:
+            p95 = max(p95, err_timeout_ms)
+        if timeout_frac > 0.5:
+            p50 = max(p50, err_timeout_ms)
+    return p50, p95, p99
+
+
+def record_replica(vals, rep: Replica, rps: float, err: float, lat: float, util: float, conns: float) -> None:
+    base = rep.row
+    if rep.state == "Running":
+        u = util if util < 0.98 else 0.98
+        vals[base : base + 10] = array("d", (rps, err, lat * 0.8, lat * (1.7 + 1.5 * u), lat * (2.4 + 3.0 * u),
+                                             rep.cpu, rep.mem_mb, conns, 150.0 + conns, rep.restarts))
+    else:
+        vals[base : base + 10] = array("d", (0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, rep.restarts))
+
+
+def record_service(vals, svc: Service, rps: float, err: float, lat: float, ready: int, util: float) -> None:
+    base = svc.row
+    u = util if util < 0.98 else 0.98
+    vals[base : base + 6] = array("d", (rps, err, lat * 0.8, lat * (1.7 + 1.5 * u), lat * (2.4 + 3.0 * u), ready))

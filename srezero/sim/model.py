@@ -14,126 +14,14 @@ from array import array
 from typing import TYPE_CHECKING
 
 from srezero.sim import metrics as M
+from srezero.sim.clock import TICK_S
+from srezero.sim.lifecycle import lifecycle
+from srezero.sim.nodes import node_limits, update_nodes
+from srezero.sim.queue import queue_tick
 
 if TYPE_CHECKING:
-    from srezero.sim.components import Node, Replica
     from srezero.sim.world import World
 
-TICK_S = 30.0
-_PER_TICK_H = TICK_S / 3600.0
-EVICT_AFTER_S = 300.0  # pods on a NotReady node are rescheduled after this (Kubernetes tolerationSeconds)
-LISTEN_PORT = {"load_balancer": 443, "web_server": 8080, "cache": 6379, "database": 5432, "message_queue": 5672}
-
-
-def _pcts(mean_ms: float, util: float, err_timeout_ms: float, timeout_frac: float) -> tuple[float, float, float]:
-    """Latency percentiles from a mean and utilisation; timeouts pull the tail to the timeout."""
-    u = min(util, 0.98)
-    p50 = mean_ms * 0.8
-    p95 = mean_ms * (1.7 + 1.5 * u)
-    p99 = mean_ms * (2.4 + 3.0 * u)
-    if timeout_frac > 0.01:
-        p99 = max(p99, err_timeout_ms)
-        if timeout_frac > 0.05:
-            p95 = max(p95, err_timeout_ms)
-        if timeout_frac > 0.5:
-            p50 = max(p50, err_timeout_ms)
-    return p50, p95, p99
-
-
-def startup_failure(w: World, rep: Replica) -> str:
-    """Why a replica cannot start right now ("" if it can). Causes persist until fixed."""
-    svc = rep.service
-    if not rep.node.up:
-        return "node not ready"
-    if rep.node.port_lo <= LISTEN_PORT.get(svc.kind, 0):  # an outbound socket took the listen port
-        return f"listen tcp :{LISTEN_PORT[svc.kind]}: bind: address already in use"
-    cfg = svc.config
-    if svc.kind in ("web_server", "worker"):
-        if not cfg.get("env.DATABASE_URL"):
-            return "KeyError: 'DATABASE_URL' (required environment variable not set)"
-        creds = w.state.db_credential
-        if creds and cfg.get("env.CREDENTIALS_VERSION") != creds:
-            return "FATAL: password authentication failed for user \"app\""
-    if svc.deploy.defect == "crash_on_start":
-        return svc.deploy.message or "panic: runtime error: invalid memory address or nil pointer dereference"
-    limit = cfg.get("memory_limit_mb")
-    if limit is not None and rep.base_mem_mb > limit:
-        return "OOMKilled during startup (memory limit below working set)"
-    return ""
-
-
-def lifecycle(w: World, t: float) -> None:
-    """Advance replica states: starts complete, crash loops back off, memory grows, OOM kills."""
-    creds = w.state.db_credential
-    for rep in w.replica_list:
-        state = rep.state
-        if state == "Running" and rep.node.up and not creds and rep.leak_mb_per_h == 0.0 \
-                and rep.service.deploys[-1].defect != "memory_leak" and not rep.over_limit:
-            continue  # the common case: nothing to advance
-        if state == "Terminated":
-            continue
-        if state == "Pending":
-            _pending(w, rep, t)
-            continue
-        if not rep.node.up:
-            rep.state = "Pending"
-            rep.ready_at = t + EVICT_AFTER_S
-            w.emit("Warning", "NodeNotReady", rep.name, f"node {rep.node.name} is not ready; pod evicted")
-            continue
-        if state == "Starting" or state == "CrashLoopBackOff":
-            if t >= rep.ready_at:
-                reason = startup_failure(w, rep)
-                if reason:
-                    rep.restarts += 1
-                    rep.crash_reason = reason
-                    backoff = min(300.0, 10.0 * 2 ** min(rep.restarts, 5))
-                    rep.ready_at = t + backoff
-                    if state != "CrashLoopBackOff" or rep.restarts % 3 == 0:
-                        w.emit("Warning", "BackOff", rep.name, f"Back-off restarting failed container: {reason}")
-                    rep.state = "CrashLoopBackOff"
-                else:
-                    rep.state = "Running"
-                    rep.crash_reason = ""
-                    rep.mem_mb = rep.base_mem_mb
-                    if rep.kind == "cache":
-                        w.state.cache_ready_since = t
-            continue
-        # Running: memory only moves when something leaks, so only then is the limit checked
-        deploy = rep.service.deploys[-1]
-        leaking = deploy.defect == "memory_leak"
-        if not leaking and rep.leak_mb_per_h == 0.0 and not rep.over_limit:
-            if creds and rep.kind in ("web_server", "worker") and startup_failure(w, rep):
-                w.restart_replica(rep, reason="Error", by_agent=False)
-            continue
-        rep.mem_mb += (rep.leak_mb_per_h + (deploy.defect_rate if leaking else 0.0)) * _PER_TICK_H
-        limit = rep.service.config.get("memory_limit_mb")
-        if limit is not None and rep.mem_mb > limit:
-            w.emit("Warning", "OOMKilled", rep.name, f"Container exceeded memory limit ({limit}Mi) and was OOMKilled")
-            w.dmesg(rep.node, f"Memory cgroup out of memory: Killed process {1000 + rep.index * 37} "
-                    f"({rep.kind}) total-vm:{int(rep.mem_mb * 1100)}kB, anon-rss:{int(rep.mem_mb * 1000)}kB")
-            w.restart_replica(rep, reason="OOMKilled", by_agent=False)
-        elif creds and rep.kind in ("web_server", "worker") and startup_failure(w, rep):
-            # rotated credentials only bite on the next reconnect; model that as the next tick
-            w.restart_replica(rep, reason="Error", by_agent=False)
-
-
-def _pending(w: World, rep: Replica, t: float) -> None:
-    """A Pending replica starts when its node is schedulable again; a stateless one is rescheduled
-    to another node once the eviction timeout has passed. The database waits for its local volume."""
-    node = rep.node
-    if node.up and not node.cordoned:
-        dest = node
-    elif rep.kind == "database" or t < rep.ready_at:
-        return
-    else:
-        free = [n for n in w.topo.nodes if n.up and not n.cordoned]
-        if not free:
-            return
-        dest = min(free, key=lambda n: (len(n.replicas), n.index))
-        w.move_replica(rep, dest)
-    rep.state = "Starting"
-    rep.ready_at = t + rep.service.startup_s
-    w.emit("Normal", "Scheduled", rep.name, f"Successfully assigned {rep.name} to {dest.name}")
 
 
 def tick(w: World) -> None:
@@ -359,7 +247,7 @@ def tick(w: World) -> None:
             causes["conntrack"] = conntrack_drop
         sysf = 0.0
         if node.fds_used > node.fd_max or node.ports_used > node.ephemeral_ports or node.root_full:
-            sysf = _node_limits(node, causes)
+            sysf = node_limits(node, causes)
         pw = pool_wait * touches_db
         err = 1.0 - (1.0 - limited) * (1.0 - shed) * (1.0 - (pw if pw < 1.0 else 1.0)) * (1.0 - db_fail) \
             * (1.0 - emfile) * (1.0 - net) * (1.0 - skew) * (1.0 - conntrack_drop) * (1.0 - defect) \
@@ -373,7 +261,7 @@ def tick(w: World) -> None:
             to_frac = pw
         if shed > to_frac:
             to_frac = shed
-        p50, p95, p99 = _pcts(mean_ms, u, timeout_ms if timeout_ms > mean_ms else mean_ms, to_frac)
+        p50, p95, p99 = M.pcts(mean_ms, u, timeout_ms if timeout_ms > mean_ms else mean_ms, to_frac)
         cpu = work * cpu_ms * gc / 1000.0
         rep.rps = r
         rep.err = err
@@ -397,83 +285,9 @@ def tick(w: World) -> None:
     if accepted > 0 and web_rps_total <= 0:
         lb_causes["no_upstream"] = 1.0
 
-    # --- workers and queue ----------------------------------------------------------------------
-    mq = S["message_queue"]
-    mqc = mq.config
-    mq_rep = mq.replicas[0]
-    mq_up = mq_rep.state == "Running" and mq_rep.node.up
-    wk = S["worker"]
-    wkc = wk.config
-    workers_ready = [r for r in wk.replicas if r.state == "Running"]
-    proc_s = st.worker_proc_ms / 1000.0 * (1.0 + db_lat / 50.0) * st.worker_job_cost
-    per_rep = min(wkc["concurrency"], mqc["max_inflight"])
-    slots = len(workers_ready) * per_rep
-    vt = mqc["visibility_timeout_s"]
-    # a poison message pins the consumer that took it (it retries in-process, holding its prefetch);
-    # jobs the full dead-letter queue refused loop through the consumers forever
-    busy = st.mq_poison * per_rep + st.mq_cycling
-    copies = 1.0
-    if st.mq_long_rate:  # long jobs hold slots; past the visibility timeout, copies run side by side
-        copies = st.mq_long_s / (vt if vt > 1 else 1) if vt < st.mq_long_s else 1.0
-        busy += st.mq_long_rate * st.mq_long_s * copies
-    poison_slots = min(slots, busy)
-    consume_cap = max(0.0, slots - poison_slots) / proc_s if mq_up else 0.0
-    if mqc["max_inflight"] < st.mq_ack_batch:  # a prefetch below the ack batch waits for the ack flush timer
-        ack_cap = len(workers_ready) * mqc["max_inflight"] / st.mq_ack_flush_s
-        consume_cap = ack_cap if ack_cap < consume_cap else consume_cap
-    redeliver = 0.0
-    if vt < proc_s * 3:
-        redeliver = min(1.0, (proc_s * 3 - vt) / (proc_s * 3))
-    if st.mq_poison:
-        redeliver += st.mq_poison * 60.0 / max(vt, 1)  # each poison message comes back every timeout
-    incoming = published if mq_up else 0.0
-    depth = st.mq_depth + incoming * TICK_S
-    consumed = min(depth / TICK_S, consume_cap / (1.0 + redeliver * 0.5)) if consume_cap > 0 else 0.0
-    depth = max(0.0, depth - consumed * TICK_S)
-    st.mq_depth = depth
-    st.mq_consumed = consumed
-    if st.mq_poison:
-        st.mq_dlq += 0.0
-    if st.mq_fail_frac or st.mq_cycling:  # jobs out of attempts go to the dead-letter queue while it has room
-        room = mqc["dlq_max_messages"] - st.mq_dlq
-        dead = consumed * st.mq_fail_frac * TICK_S + st.mq_cycling
-        moved = dead if dead < room else (room if room > 0 else 0.0)
-        st.mq_dlq += moved
-        st.mq_cycling = dead - moved
-    age = depth / consumed if consumed > 0.5 else (depth / max(incoming, 1.0) if depth > 1 else 0.0)  # Little's law
-    worker_db_writes = consumed * 1.0
-    wk_err = db_err_prev if db_up and db_hosts_ok else 1.0
-    n_ready = len(workers_ready)
-    wk_cpu_limit = float(wkc["cpu_limit"])
-    proc_ms = proc_s * 1000.0
-    dup = redeliver if redeliver > 0.05 and vt < proc_s * 3 else 0.0
-    if copies > 1.0:
-        dup = 0.3
-    wk_conns = float(min(wkc["concurrency"], 4))
-    for rep in wk.replicas:
-        base = rep.row
-        if rep.state != "Running":
-            rep.rps = rep.err = rep.cpu = 0.0
-            rep.err_causes = {"crash": 1.0} if rep.state == "CrashLoopBackOff" else {}
-            vals[base : base + 10] = array("d", (0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, rep.restarts))
-            continue
-        share = consumed / n_ready
-        causes = {}
-        if st.mq_poison and rep is workers_ready[0]:
-            causes["poison"] = 1.0
-        if wk_err > 0:
-            causes["db_error"] = wk_err
-        if dup:
-            causes["duplicate"] = dup
-        if st.mq_cycling > 0.5:
-            causes["dlq_rejected"] = 0.5
-        cpu = share * st.worker_proc_ms / 1000.0 * 0.4 * st.worker_job_cost + 0.03
-        rep.rps = share
-        rep.err = wk_err
-        rep.cpu = cpu if cpu < wk_cpu_limit else wk_cpu_limit
-        rep.err_causes = causes
-        vals[base : base + 10] = array("d", (share, wk_err, proc_ms * 0.8, proc_ms * 1.9, proc_ms * 2.8, rep.cpu,
-                                             rep.mem_mb, wk_conns, 120.0, rep.restarts))
+    # --- workers and queue (srezero.sim.queue) ---------------------------------------------------
+    (mq, mq_rep, mq_up, wk, workers_ready, incoming, depth, age, consumed, redeliver, copies, proc_s,
+     worker_db_writes, wk_err) = queue_tick(w, published, db_lat, db_err_prev, db_up, db_hosts_ok)
 
     # --- database -----------------------------------------------------------------------------
     dbd = primary.node.data_disk
@@ -565,12 +379,12 @@ def tick(w: World) -> None:
             rep.rps, rep.err, rep.lat_ms, rep.err_causes = total_q, db_err, new_lat, db_causes
             cpu = total_q * cost * 0.0012 + 0.1
             rep.conns = conns_total if conns_total < max_conns else float(max_conns)
-            p50, p95, p99 = _pcts(new_lat, db_u, stmt_to, overload)
+            p50, p95, p99 = M.pcts(new_lat, db_u, stmt_to, overload)
         else:
             rep.rps, rep.err, rep.lat_ms, rep.err_causes = replica_q, 0.0, st.db_base_lat_ms, {}
             cpu = total_q * 0.0003 + 0.1
             rep.conns = 3.0
-            p50, p95, p99 = _pcts(rep.lat_ms, 0.1, stmt_to, 0.0)
+            p50, p95, p99 = M.pcts(rep.lat_ms, 0.1, stmt_to, 0.0)
         limit = rep.node.cores * 0.6
         rep.cpu = cpu if cpu < limit else limit
         rep.mem_mb = rep.base_mem_mb + rep.conns * 9.0
@@ -608,7 +422,7 @@ def tick(w: World) -> None:
         w.dmesg(cache_rep.node, f"Memory cgroup out of memory: Killed process {1000 + cache_rep.index * 37} "
                 f"(redis-server) total-vm:{int(cache_rep.mem_mb * 1100)}kB, anon-rss:{int(cache_rep.mem_mb * 1000)}kB")
         w.restart_replica(cache_rep, reason="OOMKilled", by_agent=False)
-    _single(vals, cache_rep, ops, 1.0 if not auth_ok and cache_up else 0.0, cache_lat, 0.3,
+    M.record_replica(vals, cache_rep, ops, 1.0 if not auth_ok and cache_up else 0.0, cache_lat, 0.3,
             ops * 0.3 if cache_up else 0.0)
     lb_err = 1.0 - (1.0 - tls_fail) * (1.0 - conn_reject) * (1.0 - no_backend) * (1.0 - web_err if web_rps_total > 0 else 0.0 if accepted > 0 else 1.0)
     if rps_in <= 0:
@@ -620,25 +434,25 @@ def tick(w: World) -> None:
     lb_rep.lat_ms = lb_lat
     lb_rep.cpu = rps_in * 0.0004 + 0.05
     lb_rep.err_causes = lb_causes
-    _single(vals, lb_rep, rps_in, lb_err, lb_lat, min(0.98, active / lbc["max_connections"]), active)
+    M.record_replica(vals, lb_rep, rps_in, lb_err, lb_lat, min(0.98, active / lbc["max_connections"]), active)
     mq_rep.rps = incoming
     mq_rep.cpu = incoming * 0.001 + 0.05 if mq_up else 0.0
     mq_rep.err_causes = {"poison": 1.0} if st.mq_poison else {}
     if st.mq_cycling > 0.5:
         mq_rep.err_causes["dlq_full"] = 1.0
-    _single(vals, mq_rep, incoming, 0.0, 1.2, 0.1, len(workers_ready) * 2 + ready_webs * 2)
+    M.record_replica(vals, mq_rep, incoming, 0.0, 1.2, 0.1, len(workers_ready) * 2 + ready_webs * 2)
 
     # --- service aggregates -----------------------------------------------------------------------
-    _svc(vals, lb, rps_in, lb_err, lb_lat, 1 if lb_up else 0, 0.3)
+    M.record_service(vals, lb, rps_in, lb_err, lb_lat, 1 if lb_up else 0, 0.3)
     vals[lb.row + M.S_READY + 1] = active
     vals[lb.row + M.S_READY + 2] = len(backends)
-    _svc(vals, web, web_rps_total, web_err, web_lat, ready_webs, min(1.0, web_rps_total / max(1.0, ready_webs * 200.0)))
+    M.record_service(vals, web, web_rps_total, web_err, web_lat, ready_webs, min(1.0, web_rps_total / max(1.0, ready_webs * 200.0)))
     vals[web.row + M.S_READY + 1] = pool_used_total
-    _svc(vals, cache, ops, 1.0 if not auth_ok and cache_up else 0.0, cache_lat, 1 if cache_up else 0, 0.2)
+    M.record_service(vals, cache, ops, 1.0 if not auth_ok and cache_up else 0.0, cache_lat, 1 if cache_up else 0, 0.2)
     vals[cache.row + M.S_READY + 1] = hit
     vals[cache.row + M.S_READY + 2] = ev
     vals[cache.row + M.S_READY + 3] = used_mb
-    _svc(vals, db, total_q, db_err, new_lat, sum(1 for r in db.replicas if r.state == "Running"), db_u)
+    M.record_service(vals, db, total_q, db_err, new_lat, sum(1 for r in db.replicas if r.state == "Running"), db_u)
     vals[db.row + M.S_READY + 1] = min(conns_total, max_conns)
     vals[db.row + M.S_READY + 2] = st.replication_lag_s
     vals[db.row + M.S_READY + 3] = total_q * (0.001 + (0.3 if st.db_query_cost > 2 else 0.0)) + (total_q * 0.2 if new_lat > 100 else 0.0)
@@ -648,7 +462,7 @@ def tick(w: World) -> None:
         st.db_dead_tuple_pct = min(85.0, st.db_dead_tuple_pct + replica_q * TICK_S * 1e-4)
     elif st.db_dead_tuple_pct > 6.0:  # autovacuum works through the backlog
         st.db_dead_tuple_pct -= 1.5
-    _svc(vals, mq, incoming, 0.0, 1.2, 1 if mq_up else 0, 0.1)
+    M.record_service(vals, mq, incoming, 0.0, 1.2, 1 if mq_up else 0, 0.1)
     vals[mq.row + M.S_READY + 1] = depth
     vals[mq.row + M.S_READY + 2] = age
     vals[mq.row + M.S_READY + 3] = st.mq_dlq
@@ -656,93 +470,10 @@ def tick(w: World) -> None:
     vals[mq.row + M.S_READY + 5] = consumed
     vals[mq.row + M.S_READY + 6] = consumed * redeliver + st.mq_long_rate * (copies - 1.0) \
         + (st.mq_cycling / proc_s if st.mq_cycling else 0.0)
-    _svc(vals, wk, consumed, wk_err if consumed > 0 else 0.0, proc_s * 1000, len(workers_ready), 0.3)
+    M.record_service(vals, wk, consumed, wk_err if consumed > 0 else 0.0, proc_s * 1000, len(workers_ready), 0.3)
     vals[wk.row + M.S_READY + 1] = consumed
     lb.rps, lb.err, lb.lat_ms = rps_in, lb_err, lb_lat
     web.rps, web.err, web.lat_ms = web_rps_total, web_err, web_lat
     db.rps, db.err, db.lat_ms = total_q, db_err, new_lat
 
-    # --- nodes ----------------------------------------------------------------------------------
-    for node in w.topo.nodes:
-        base = node.row
-        cpu = mem = fds = conns = 0.0
-        for rep in node.replicas:
-            if rep.state == "Terminated":
-                continue
-            cpu += rep.cpu
-            mem += rep.mem_mb
-            fds += rep.fds or 150
-            conns += rep.rps * 2.0 + rep.conns
-        cpu += node.extra_cpu
-        node.cpu_used = cpu
-        node.mem_used_mb = mem + 1800.0 + node.extra_mem_mb
-        node.fds_used = int(fds + 2400) + node.extra_fds
-        node.conntrack_used = int(conns * 30.0 + 1200)
-        # outbound connections park their ephemeral port in TIME_WAIT for 60 s; tcp_tw_reuse recycles them
-        node.ports_used = int(conns * (1.5 if node.tw_reuse else 6.0)) + 300
-        if node.up and node.mem_used_mb > node.mem_total_mb:
-            victim = max((r for r in node.replicas if r.state == "Running"), key=lambda r: r.mem_mb, default=None)
-            if victim is not None:
-                w.dmesg(node, f"Out of memory: Killed process {2000 + victim.index * 41} ({victim.kind}) "
-                        f"total-vm:{int(victim.mem_mb * 1100)}kB, anon-rss:{int(victim.mem_mb * 1000)}kB, oom_score_adj:0")
-                w.emit("Warning", "OOMKilling", node.name, f"Out of memory: Killed process ({victim.kind}) on {node.name}")
-                w.restart_replica(victim, reason="OOMKilled", by_agent=False)
-        if node.conntrack_used > node.conntrack_max:
-            w.dmesg(node, "nf_conntrack: nf_conntrack: table full, dropping packet", every=2)
-        root, data = node.disks[0], node.disks[-1]
-        r_used = root.used_gb + root.growth_gb_per_h * _PER_TICK_H
-        d_used = data.used_gb + data.growth_gb_per_h * _PER_TICK_H
-        root.used_gb = r_used if r_used < root.capacity_gb else root.capacity_gb
-        node.root_full = root.used_gb >= root.capacity_gb * 0.999
-        data.used_gb = d_used if d_used < data.capacity_gb else data.capacity_gb
-        if root.latency_mult != 1.0 or data.latency_mult != 1.0 or data.used_gb >= data.capacity_gb * 0.999 \
-                or root.used_gb >= root.capacity_gb * 0.999:
-            disk_lat = max(root.latency_ms, data.latency_ms)
-        else:
-            disk_lat = root.base_latency_ms if root.base_latency_ms > data.base_latency_ms else data.base_latency_ms
-        if node.up:
-            cpu_pct = cpu / node.cores * 100.0 + 3.0
-            mem_pct = node.mem_used_mb / node.mem_total_mb * 100.0
-            cpu_pct = cpu_pct if cpu_pct < 100.0 else 100.0
-            mem_pct = mem_pct if mem_pct < 100.0 else 100.0
-        else:
-            cpu_pct = mem_pct = 0.0
-        vals[base : base + 10] = array("d", (
-            cpu_pct, mem_pct, root.used_gb / root.capacity_gb * 100.0, data.used_gb / data.capacity_gb * 100.0,
-            float(root.io_errors + data.io_errors), disk_lat,
-            node.nic_loss * 100.0 + (15.0 if node.nic_flapping else 0.0), node.conntrack_used, node.fds_used,
-            (1.0 - node.thermal_factor) * 100.0))
-
-
-def _node_limits(node: Node, causes: dict[str, float]) -> float:
-    """Share of a web replica's requests failed by its node's kernel limits (ENFILE, no free
-    ephemeral port, a full root filesystem); adds each cause for the logs."""
-    ok = 1.0
-    if node.fds_used > node.fd_max:
-        # whoever holds the table grabs each freed descriptor at once, so others lose most races
-        f = 8.0 * (1.0 - node.fd_max / node.fds_used)
-        f = causes["enfile"] = f if f < 0.9 else 0.9
-        ok *= 1.0 - f
-    if node.ports_used > node.ephemeral_ports:
-        f = causes["port_exhaustion"] = 1.0 - node.ephemeral_ports / node.ports_used
-        ok *= 1.0 - f
-    if node.root_full:
-        causes["root_full"] = 0.3  # requests that write temp or session files fail
-        ok *= 0.7
-    return 1.0 - ok
-
-
-def _single(vals, rep: Replica, rps: float, err: float, lat: float, util: float, conns: float) -> None:
-    base = rep.row
-    if rep.state == "Running":
-        u = util if util < 0.98 else 0.98
-        vals[base : base + 10] = array("d", (rps, err, lat * 0.8, lat * (1.7 + 1.5 * u), lat * (2.4 + 3.0 * u),
-                                             rep.cpu, rep.mem_mb, conns, 150.0 + conns, rep.restarts))
-    else:
-        vals[base : base + 10] = array("d", (0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, rep.restarts))
-
-
-def _svc(vals, svc, rps: float, err: float, lat: float, ready: int, util: float) -> None:
-    base = svc.row
-    u = util if util < 0.98 else 0.98
-    vals[base : base + 6] = array("d", (rps, err, lat * 0.8, lat * (1.7 + 1.5 * u), lat * (2.4 + 3.0 * u), ready))
+    update_nodes(w, vals)

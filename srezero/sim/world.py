@@ -22,8 +22,9 @@ import simpy
 
 from srezero.sim import metrics as M
 from srezero.sim import topology
+from srezero.sim.clock import TICK_S
 from srezero.sim.components import SERVICE_KINDS, Change, Deploy, Disk, Event, Node, Replica, Service
-from srezero.sim.model import TICK_S, tick
+from srezero.sim.model import tick
 from srezero.sim.rng import stream, suffix
 from srezero.sim.state import ModelState
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING
 
-from srezero.sim.model import TICK_S
+from srezero.sim.clock import TICK_S
 
 if TYPE_CHECKING:
     from srezero.sim.components import Replica

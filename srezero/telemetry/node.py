@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from srezero.sim.model import LISTEN_PORT
+from srezero.sim.lifecycle import LISTEN_PORT
 
 if TYPE_CHECKING:
     from srezero.sim.components import Node

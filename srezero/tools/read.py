@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Annotated, Literal
 from pydantic import Field
 
 from srezero.sim import metrics as M
-from srezero.sim.model import TICK_S
+from srezero.sim.clock import TICK_S
 from srezero.telemetry import logs, traces
 from srezero.telemetry import node as nodediag
 from srezero.tools.registry import ToolError, ToolOutput, tool

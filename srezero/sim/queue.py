@@ -1,0 +1,98 @@
+"""The message queue and its workers each tick: publish, consume capacity, poison messages,
+redelivery, dead letters, backlog and its age (Little's law), and per-worker metrics.
+"""
+
+from __future__ import annotations
+
+from array import array
+from typing import TYPE_CHECKING
+
+from srezero.sim.clock import TICK_S
+
+if TYPE_CHECKING:
+    from srezero.sim.world import World
+
+
+def queue_tick(w: World, published: float, db_lat: float, db_err_prev: float, db_up: bool, db_hosts_ok: bool):
+    """Advance the queue and workers by one tick; returns what the database and aggregates need."""
+    st = w.state
+    S = w.services
+    vals = w.vals
+    mq = S["message_queue"]
+    mqc = mq.config
+    mq_rep = mq.replicas[0]
+    mq_up = mq_rep.state == "Running" and mq_rep.node.up
+    wk = S["worker"]
+    wkc = wk.config
+    workers_ready = [r for r in wk.replicas if r.state == "Running"]
+    proc_s = st.worker_proc_ms / 1000.0 * (1.0 + db_lat / 50.0) * st.worker_job_cost
+    per_rep = min(wkc["concurrency"], mqc["max_inflight"])
+    slots = len(workers_ready) * per_rep
+    vt = mqc["visibility_timeout_s"]
+    # a poison message pins the consumer that took it (it retries in-process, holding its prefetch);
+    # jobs the full dead-letter queue refused loop through the consumers forever
+    busy = st.mq_poison * per_rep + st.mq_cycling
+    copies = 1.0
+    if st.mq_long_rate:  # long jobs hold slots; past the visibility timeout, copies run side by side
+        copies = st.mq_long_s / (vt if vt > 1 else 1) if vt < st.mq_long_s else 1.0
+        busy += st.mq_long_rate * st.mq_long_s * copies
+    poison_slots = min(slots, busy)
+    consume_cap = max(0.0, slots - poison_slots) / proc_s if mq_up else 0.0
+    if mqc["max_inflight"] < st.mq_ack_batch:  # a prefetch below the ack batch waits for the ack flush timer
+        ack_cap = len(workers_ready) * mqc["max_inflight"] / st.mq_ack_flush_s
+        consume_cap = ack_cap if ack_cap < consume_cap else consume_cap
+    redeliver = 0.0
+    if vt < proc_s * 3:
+        redeliver = min(1.0, (proc_s * 3 - vt) / (proc_s * 3))
+    if st.mq_poison:
+        redeliver += st.mq_poison * 60.0 / max(vt, 1)  # each poison message comes back every timeout
+    incoming = published if mq_up else 0.0
+    depth = st.mq_depth + incoming * TICK_S
+    consumed = min(depth / TICK_S, consume_cap / (1.0 + redeliver * 0.5)) if consume_cap > 0 else 0.0
+    depth = max(0.0, depth - consumed * TICK_S)
+    st.mq_depth = depth
+    st.mq_consumed = consumed
+    if st.mq_poison:
+        st.mq_dlq += 0.0
+    if st.mq_fail_frac or st.mq_cycling:  # jobs out of attempts go to the dead-letter queue while it has room
+        room = mqc["dlq_max_messages"] - st.mq_dlq
+        dead = consumed * st.mq_fail_frac * TICK_S + st.mq_cycling
+        moved = dead if dead < room else (room if room > 0 else 0.0)
+        st.mq_dlq += moved
+        st.mq_cycling = dead - moved
+    age = depth / consumed if consumed > 0.5 else (depth / max(incoming, 1.0) if depth > 1 else 0.0)  # Little's law
+    worker_db_writes = consumed * 1.0
+    wk_err = db_err_prev if db_up and db_hosts_ok else 1.0
+    n_ready = len(workers_ready)
+    wk_cpu_limit = float(wkc["cpu_limit"])
+    proc_ms = proc_s * 1000.0
+    dup = redeliver if redeliver > 0.05 and vt < proc_s * 3 else 0.0
+    if copies > 1.0:
+        dup = 0.3
+    wk_conns = float(min(wkc["concurrency"], 4))
+    for rep in wk.replicas:
+        base = rep.row
+        if rep.state != "Running":
+            rep.rps = rep.err = rep.cpu = 0.0
+            rep.err_causes = {"crash": 1.0} if rep.state == "CrashLoopBackOff" else {}
+            vals[base : base + 10] = array("d", (0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, rep.restarts))
+            continue
+        share = consumed / n_ready
+        causes = {}
+        if st.mq_poison and rep is workers_ready[0]:
+            causes["poison"] = 1.0
+        if wk_err > 0:
+            causes["db_error"] = wk_err
+        if dup:
+            causes["duplicate"] = dup
+        if st.mq_cycling > 0.5:
+            causes["dlq_rejected"] = 0.5
+        cpu = share * st.worker_proc_ms / 1000.0 * 0.4 * st.worker_job_cost + 0.03
+        rep.rps = share
+        rep.err = wk_err
+        rep.cpu = cpu if cpu < wk_cpu_limit else wk_cpu_limit
+        rep.err_causes = causes
+        vals[base : base + 10] = array("d", (share, wk_err, proc_ms * 0.8, proc_ms * 1.9, proc_ms * 2.8, rep.cpu,
+                                             rep.mem_mb, wk_conns, 120.0, rep.restarts))
+    return (mq, mq_rep, mq_up, wk, workers_ready, incoming, depth, age, consumed, redeliver, copies, proc_s,
+            worker_db_writes, wk_err)
