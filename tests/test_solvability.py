@@ -1,23 +1,37 @@
-"""Every task is solvable by the oracle and lost by the random agent."""
+"""Every curated task is solvable by the oracle, lost by the random agent, and pages on its own."""
 
 from __future__ import annotations
 
+import pytest
+
+import srezero
+from srezero.task.validate import viable
 from tests.conftest import play
+
+SEEDS = range(5)
 
 
 def test_oracle_solves_every_task(task_ids) -> None:
     for task in task_ids:
-        for seed in range(5):
+        for seed in SEEDS:
             r = play(task, seed, "oracle")["result"]
             assert r["success"], (task, seed, r["mitigation"]["reasons"], r["diagnosis"]["checklist"])
-            assert r["marks"] >= 95, (task, seed, r["marks"], r["marks_terms"])
+            assert r["marks"] >= 95, (task, seed, r["marks"], r["marks_terms"], r["evidence"])
 
 
 def test_random_agent_does_not_solve(task_ids) -> None:
     marks = []
     for task in task_ids:
-        for seed in range(5):
+        for seed in SEEDS:
             r = play(task, seed, "random")["result"]
             assert not r["success"], (task, seed)
             marks.append(r["marks"])
     assert sum(marks) / len(marks) <= 10
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+def test_the_page_fires_on_its_own(task_ids, seed: int) -> None:
+    """Symptoms emerge from the fault (or the control's noise): the paging alert is never only forced."""
+    for task in task_ids:
+        ok, why = viable(srezero.get_task(task), seed)
+        assert ok, (task, seed, why)

@@ -7,33 +7,44 @@ import sys
 import click
 import orjson
 
+TASKS_DIR = click.option("--tasks-dir", "dirs", multiple=True, type=click.Path(exists=True, file_okay=False),
+                         help="extra task directory, e.g. private held-out tasks (repeatable; also SREZERO_TASKS_PATH)")
+
 
 @click.command("tasks")
 @click.option("--split", type=click.Choice(["dev", "test", "private"]), help="only this split")
 @click.option("--difficulty", type=click.Choice(["easy", "medium", "hard"]), help="only this difficulty")
 @click.option("--tag", "tags", multiple=True, help="only tasks with this tag (repeatable: all must match)")
-@click.option("--layer", help="only tasks with a fault in this layer")
-@click.option("--tasks-dir", "dirs", multiple=True, type=click.Path(exists=True, file_okay=False),
-              help="extra task directory (also SREZERO_TASKS_PATH)")
+@click.option("--layer", help="only tasks with a fault in this layer (application, disk, kernel, ...)")
+@click.option("--root", help="only tasks whose cause lives here (a service, kernel, disk or hardware)")
+@TASKS_DIR
 @click.option("--json", "as_json", is_flag=True, help="machine-readable output")
-def tasks_cmd(split: str | None, difficulty: str | None, tags: tuple[str, ...], layer: str | None,
-              dirs: tuple[str, ...], as_json: bool) -> None:
-    """List tasks."""
-    from srezero.task.loader import TaskFileError, list_tasks
+@click.option("--markdown", is_flag=True, help="the docs/tasks.md page (spoilers: layers and failure modes)")
+def tasks_cmd(split: str | None, difficulty: str | None, tags: tuple[str, ...], layer: str | None, root: str | None,
+              dirs: tuple[str, ...], as_json: bool, markdown: bool) -> None:
+    """List curated tasks (generated variants: `srezero generate`)."""
+    from srezero.task.loader import TaskFileError, load_specs
 
     try:
-        infos = list_tasks(tuple(dirs))
+        specs = load_specs(tuple(dirs))
     except TaskFileError as exc:
         raise click.ClickException(str(exc)) from None
-    rows = [t for t in infos
-            if (not split or t.split == split) and (not difficulty or t.difficulty == difficulty)
-            and all(tag in t.tags for tag in tags) and (not layer or layer in t.layers)]
-    if as_json:
-        sys.stdout.write(orjson.dumps([r.model_dump() for r in rows], option=orjson.OPT_INDENT_2).decode() + "\n")
+    rows = [(s, p) for s, p in specs
+            if (not split or s.split == split) and (not difficulty or s.difficulty == difficulty)
+            and all(tag in s.tags for tag in tags) and (not layer or layer in s.layers)
+            and (not root or root in s.roots)]
+    if markdown:
+        from srezero.task.table import markdown as render
+
+        sys.stdout.write(render([s for s, _ in rows]))
         return
-    click.echo(f"{'ID':14} {'SPLIT':5} {'DIFF':6} {'LAYERS':22} TITLE")
-    for t in rows:
-        click.echo(f"{t.id:14} {t.split:5} {t.difficulty:6} {','.join(t.layers):22} {t.title}")
+    if as_json:
+        data = [s.info(str(p)).model_dump() for s, p in rows]
+        sys.stdout.write(orjson.dumps(data, option=orjson.OPT_INDENT_2).decode() + "\n")
+        return
+    click.echo(f"{'ID':12} {'SPLIT':5} {'DIFF':6} {'LAYERS':22} TITLE")
+    for s, _ in rows:
+        click.echo(f"{s.id:12} {s.split:5} {s.difficulty:6} {','.join(s.layers):22} {s.title}")
     click.echo(f"{len(rows)} task(s)")
 
 
@@ -44,76 +55,142 @@ def task_group() -> None:
 
 @task_group.command("show")
 @click.argument("task_id")
-@click.option("--spoilers", is_flag=True, help="include the description and ground truth")
+@click.option("--spoilers", is_flag=True, help="include title, description, faults and the resolved ground truth")
 @click.option("--seed", default=0, show_default=True, help="seed used to resolve names in the ground truth")
-def show_cmd(task_id: str, spoilers: bool, seed: int) -> None:
-    """Show a task as a human card. Ground truth only with --spoilers."""
-    import srezero
+@TASKS_DIR
+@click.option("--json", "as_json", is_flag=True, help="the task as JSON (ground truth only with --spoilers)")
+def show_cmd(task_id: str, spoilers: bool, seed: int, dirs: tuple[str, ...], as_json: bool) -> None:
+    """Show a task (id, gen: id or .toml path) as a card. Ground truth only with --spoilers."""
     from srezero.task.loader import get_task
 
     try:
-        spec = get_task(task_id)
+        spec = get_task(task_id, tuple(dirs))
     except (KeyError, ValueError) as exc:
         raise click.ClickException(str(exc).strip("'\"")) from None
-    click.echo(f"{spec.id}  [{spec.difficulty}, {spec.split}]  {', '.join(spec.tags)}")
-    click.echo(f"page: {spec.alert.name} on {spec.alert.entity}")
+    if as_json:
+        data = spec.model_dump(mode="json")
+        if not spoilers:
+            data = {k: v for k, v in data.items() if k in _PUBLIC}
+        else:
+            data["ground_truth_resolved"] = _truth(spec, seed)[0]
+        sys.stdout.write(orjson.dumps(data, option=orjson.OPT_INDENT_2).decode() + "\n")
+        return
+    click.echo(f"{spec.id}  [{spec.difficulty}, {spec.split}]  tags: {', '.join(spec.tags) or '-'}")
+    click.echo(f"page: {spec.alert.name}" + (f" ({spec.alert.entity} {spec.alert.metric} {spec.alert.op} "
+                                           f"{spec.alert.threshold:g} for {spec.alert.for_s:g}s)" if spec.alert.metric else ""))
+    topo = {k: v for k, v in spec.topology.model_dump().items() if v is not None}
+    click.echo(f"system: {', '.join(f'{k}={v}' for k, v in topo.items()) or 'size chosen by the seed'}; "
+               f"traffic x{spec.traffic.scale:g}")
     click.echo(f"budget: {spec.budget.steps} steps, {spec.budget.time_s / 60:.0f} min simulated; "
                f"SLO: errors <= {spec.slo.error_rate:.1%}, p99 <= {spec.slo.latency_p99_ms:.0f} ms, "
-               f"queue age <= {spec.slo.queue_age_s:.0f} s")
-    click.echo(f"noise: {spec.noise.profile}; distractors: {dict(spec.distractors) or 'none'}")
+               f"queue age <= {spec.slo.queue_age_s:.0f} s; verification {spec.verify_window_s:.0f} s")
+    extra = ", ".join(f"{k} x{n}" for k, n in spec.noise.extra.items())
+    click.echo(f"noise: {spec.noise.profile}{' + ' + extra if extra else ''}; "
+               f"distractors: {', '.join(f'{k} x{n}' for k, n in spec.distractors.items()) or 'none'}")
+    click.echo(f"hints: {len(spec.hints)} (shown one at a time in classroom play)")
     if not spoilers:
-        click.echo("(title, description and ground truth hidden; use --spoilers)")
+        click.echo("(title, description, faults and ground truth hidden; use --spoilers)")
         return
-    click.echo(f"title: {spec.title}")
+    click.echo(f"\ntitle: {spec.title}")
     click.echo(spec.description.strip())
+    if spec.rationale:
+        click.echo(f"why {spec.difficulty}: {spec.rationale}")
+    for f in spec.faults:
+        click.echo(f"fault: {f.primitive} on {f.target} at +{f.at:g}s {f.params or ''}"
+                   f"{' (silent)' if not f.visible else ''}")
+    for i, hint in enumerate(spec.hints, 1):
+        click.echo(f"hint {i}: {hint}")
+    truth, fix = _truth(spec, seed)
+    click.echo(f"ground truth (seed {seed}):")
+    for rc in truth or [{"entity": "-", "category": "none", "detail": "no fault: change nothing, submit no root causes"}]:
+        click.echo(f"  - {rc['entity']}  [{rc['category']}]  {rc['detail']}")
+    click.echo("fix: " + ("; ".join(fix) or "none"))
+
+
+_PUBLIC = ("id", "difficulty", "split", "tags", "topology", "traffic", "noise", "distractors", "budget", "alert",
+           "slo", "verify_window_s")
+
+
+def _truth(spec, seed: int) -> tuple[list[dict], list[str]]:
+    import srezero
+
     env = srezero.make(spec, seed)
     env.reset()
-    click.echo(f"ground truth (seed {seed}):")
-    for rc in env.ground_truth() or [{"entity": "-", "category": "none", "detail": "no fault"}]:
-        click.echo(f"  - {rc['entity']}  [{rc['category']}]  {rc['detail']}")
-    click.echo("fix: " + "; ".join(f"{a['tool']}({a['args']})" for a in env.oracle_plan()
-                                   if a["tool"] not in ("get_alerts", "submit_diagnosis", "resolve")
-                                   and a["tool"] in ("restart", "rollback", "scale", "set_config", "failover", "drain_node")))
+    writes = {t["name"] for t in env.tool_specs() if t.get("kind") == "write"}
+    fix = [f"{a['tool']}({', '.join(f'{k}={v!r}' for k, v in a['args'].items())})"
+           for a in env.oracle_plan() if a["tool"] in writes]
+    truth = [{k: rc[k] for k in ("entity", "category", "detail", "fault", "visible")} for rc in env.ground_truth()]
+    return truth, fix
 
 
 @task_group.command("validate")
 @click.argument("paths", nargs=-1, required=True, type=click.Path(exists=True))
-def validate_cmd(paths: tuple[str, ...]) -> None:
-    """Validate task files (or directories of them); errors name file, field and problem."""
-    from pathlib import Path
+@click.option("--quiet", is_flag=True, help="print only problems and the summary")
+def validate_cmd(paths: tuple[str, ...], quiet: bool) -> None:
+    """Validate task files or directories; every error names the file, the field and the problem."""
+    from srezero.task.validate import validate_paths
 
-    from srezero.task.loader import TaskFileError, load_file
-
-    files = []
-    for p in map(Path, paths):
-        files += sorted(p.glob("*.toml")) if p.is_dir() else [p]
+    results, cross = validate_paths(list(paths))
     bad = 0
-    for f in files:
-        try:
-            spec = load_file(f)
-            _smoke(spec)
+    for f, _spec, problems in results:
+        if problems:
+            bad += 1
+            for p in problems:
+                click.echo(str(p), err=True)
+        elif not quiet:
             click.echo(f"ok    {f}")
-        except TaskFileError as exc:
-            bad += 1
-            click.echo(str(exc), err=True)
-        except ValueError as exc:
-            bad += 1
-            click.echo(f"{f}: faults: {exc}", err=True)
-    click.echo(f"{len(files) - bad} valid, {bad} invalid")
+    for p in cross:
+        click.echo(str(p), err=True)
+    click.echo(f"{len(results) - bad} valid, {bad} invalid" + (f", {len(cross)} duplicate id(s)" if cross else ""))
+    if bad or cross:
+        sys.exit(1)
+
+
+@task_group.command("check")
+@click.argument("task_ids", nargs=-1, required=True)
+@click.option("--seeds", default=5, show_default=True, type=click.IntRange(1, 100), help="check seeds 0..N-1")
+@TASKS_DIR
+def check_cmd(task_ids: tuple[str, ...], seeds: int, dirs: tuple[str, ...]) -> None:
+    """Check that tasks work: the page fires on its own, the oracle scores >= 95, the random agent fails."""
+    import srezero
+    from srezero.agents import registry
+    from srezero.agents.runner import run_episode
+    from srezero.task.loader import get_task
+    from srezero.task.validate import viable
+
+    bad = 0
+    for tid in task_ids:
+        try:
+            spec = get_task(tid, tuple(dirs))
+        except (KeyError, ValueError) as exc:
+            raise click.ClickException(str(exc).strip("'\"")) from None
+        problems = []
+        for seed in range(seeds):
+            ok, why = viable(spec, seed)
+            if not ok:
+                problems.append(f"seed {seed}: {why}")
+            r = run_episode(srezero.make(spec, seed), registry.create("random"), seed)["result"]
+            if r["success"]:
+                problems.append(f"seed {seed}: the random agent solved it (marks {r['marks']})")
+        bad += bool(problems)
+        click.echo(f"{'ok  ' if not problems else 'FAIL'}  {spec.id}  ({seeds} seed(s))")
+        for p in problems:
+            click.echo(f"      {p}")
     if bad:
         sys.exit(1)
 
 
-def _smoke(spec) -> None:
-    """Build the world once so target selectors that only fail on a real topology are caught."""
-    from srezero.sim.world import World
-
-    World.build(spec, 0)
-
-
 @task_group.command("schema")
-def schema_cmd() -> None:
-    """Print the JSON Schema of task files."""
+@click.option("--out", type=click.Path(dir_okay=False), help="write to this file instead of stdout")
+def schema_cmd(out: str | None) -> None:
+    """Print the JSON Schema of task files (for editors and other tools)."""
     from srezero.task.spec import TaskSpec
 
-    sys.stdout.write(orjson.dumps(TaskSpec.model_json_schema(), option=orjson.OPT_INDENT_2).decode() + "\n")
+    schema = TaskSpec.model_json_schema()
+    schema["title"] = "srezero task file"
+    text = orjson.dumps(schema, option=orjson.OPT_INDENT_2).decode() + "\n"
+    if out:
+        with open(out, "w", encoding="utf-8") as fh:
+            fh.write(text)
+    else:
+        sys.stdout.write(text)

@@ -1,15 +1,19 @@
 """Find, parse and validate task files. Errors name the file, the field and the problem.
 
 Task directories, in order: the tasks bundled with srezero (``tasks/`` in a checkout, shipped in the
-wheel), then every directory on ``SREZERO_TASKS_PATH`` (``os.pathsep``-separated) for private
-held-out tasks, then directories passed explicitly. A later file with the same id is an error, not
-a silent override.
+wheel), then every entry on ``SREZERO_TASKS_PATH`` (``os.pathsep``-separated) for private held-out
+tasks, then directories passed explicitly (``--tasks-dir``). An entry is a directory of ``*.toml``
+files or ``pkg:<python.package>``, the directory of an installed package (so held-out tasks can ship
+as a private wheel). A later file with the same id is an error, not a silent override. Ids starting
+with ``gen:`` are generated variants, decoded by :func:`srezero.task.generate.variant`.
 """
 
 from __future__ import annotations
 
+import difflib
 import functools
 import os
+import re
 import tomllib
 from pathlib import Path
 
@@ -33,12 +37,26 @@ def bundled_dir() -> Path:
     return packaged if packaged.is_dir() else here.parent / "tasks"
 
 
+def _resolve_dir(entry: str) -> Path:
+    """A task-path entry: a directory, or ``pkg:<package>`` for an installed package's directory."""
+    if entry.startswith("pkg:"):
+        import importlib.util
+
+        try:
+            spec = importlib.util.find_spec(entry[4:])
+        except (ImportError, ValueError):
+            spec = None
+        if spec is None or not spec.submodule_search_locations:
+            raise TaskFileError(entry, [("(path)", f"no installed package {entry[4:]!r} (SREZERO_TASKS_PATH / --tasks-dir)")])
+        return Path(next(iter(spec.submodule_search_locations)))
+    return Path(entry)
+
+
 def task_dirs(extra: tuple[str, ...] = ()) -> list[Path]:
-    dirs = [bundled_dir()]
-    env = os.environ.get("SREZERO_TASKS_PATH", "")
-    dirs += [Path(p) for p in env.split(os.pathsep) if p]
-    dirs += [Path(p) for p in extra]
-    return dirs
+    """Where tasks are looked up, in order: bundled, ``SREZERO_TASKS_PATH``, then ``extra``."""
+    env = re.sub(r"(^|[:;])pkg:", r"\1pkg=", os.environ.get("SREZERO_TASKS_PATH", ""))  # pkg:x survives the split
+    entries = [p.replace("pkg=", "pkg:", 1) for p in env.split(os.pathsep) if p] + list(extra)
+    return [bundled_dir()] + [_resolve_dir(e) for e in entries]
 
 
 def _field(loc: tuple[int | str, ...]) -> str:
@@ -66,11 +84,22 @@ def parse_data(data: dict, path: str | Path = "<data>") -> TaskSpec:
         problems = []
         for err in exc.errors(include_url=False):
             loc = tuple(p for p in err["loc"] if not (isinstance(p, str) and p.startswith("function-")))
-            msg = err["msg"].removeprefix("Value error, ")
+            text = err["msg"].removeprefix("Value error, ")
+            if text.startswith("@"):  # validators name the field below their model: "@params.value: problem"
+                for part in text[1:].split("\n@"):
+                    rel, _, msg = part.partition(": ")
+                    sub = tuple(int(x) if x.isdigit() else x for x in re.split(r"[.\[\]]+", rel) if x)
+                    problems.append((_field(loc + sub), msg))
+                continue
+            msg = text
             if err["type"] == "extra_forbidden":
                 msg = "unknown field (check the spelling; see docs/writing-tasks.md)"
             elif err["type"] == "missing":
                 msg = "required field is missing"
+            elif err["type"] in ("tuple_type", "list_type") and loc[:1] == ("faults",):
+                msg = "faults must be an array of tables: write each fault under its own [[faults]] header"
+            elif err["type"] == "string_pattern_mismatch" and loc == ("id",):
+                msg = "ids are 2-64 characters: lowercase letters, digits, '-' and '_', starting with a letter or digit"
             problems.append((_field(loc), msg))
         raise TaskFileError(path, problems) from None
 
@@ -87,13 +116,23 @@ def load_file(path: str | Path) -> TaskSpec:
     return spec
 
 
-@functools.cache
 def _index(extra: tuple[str, ...]) -> dict[str, Path]:
+    return _index_for(extra, os.environ.get("SREZERO_TASKS_PATH", ""))
+
+
+@functools.cache
+def _index_for(extra: tuple[str, ...], env: str) -> dict[str, Path]:
     found: dict[str, Path] = {}
+    seen: set[Path] = set()
     for d in task_dirs(extra):
         if not d.is_dir():
-            continue
+            raise TaskFileError(d, [("(path)", "task directory does not exist (SREZERO_TASKS_PATH / --tasks-dir)")])
+        if d.resolve() in seen:
+            continue  # the same directory named twice is not a duplicate task
+        seen.add(d.resolve())
         for p in sorted(d.glob("*.toml")):
+            if p.stem.startswith("_"):
+                continue  # _name.toml: drafts and templates, never listed
             tid = p.stem
             if tid in found:
                 raise TaskFileError(p, [("id", f"duplicate task id {tid!r}, also in {found[tid]}")])
@@ -107,9 +146,14 @@ def _load_cached(path: str, mtime: float) -> TaskSpec:
 
 
 def get_task(task_id: str, extra: tuple[str, ...] = ()) -> TaskSpec:
-    """Load a task by id (or by path to a .toml file)."""
+    """Load a task by id, by ``gen:`` variant id, or by path to a .toml file.
+
+    Raises KeyError for an unknown id and TaskFileError (a ValueError) for a broken file.
+    """
     if task_id.endswith(".toml"):
         p = Path(task_id)
+        if not p.is_file():
+            raise TaskFileError(p, [("(file)", "no such task file")])
         return _load_cached(str(p.resolve()), p.stat().st_mtime)
     if task_id.startswith("gen:"):
         from srezero.task.generate import variant
@@ -117,17 +161,17 @@ def get_task(task_id: str, extra: tuple[str, ...] = ()) -> TaskSpec:
         return variant(task_id)
     idx = _index(extra)
     if task_id not in idx:
-        close = sorted(t for t in idx if task_id.split("-")[0] in t)[:5]
+        close = difflib.get_close_matches(task_id, list(idx), n=3, cutoff=0.6)
         hint = f"; did you mean {', '.join(close)}?" if close else "; run `srezero tasks` to list them"
         raise KeyError(f"unknown task {task_id!r}{hint}")
     p = idx[task_id]
     return _load_cached(str(p), p.stat().st_mtime)
 
 
+def load_specs(extra: tuple[str, ...] = ()) -> list[tuple[TaskSpec, Path]]:
+    """Every curated task (bundled, SREZERO_TASKS_PATH, ``extra``) with its file, in id order per directory."""
+    return [(get_task(tid, extra), p) for tid, p in _index(extra).items()]
+
+
 def list_tasks(extra: tuple[str, ...] = ()) -> list[TaskInfo]:
-    out = []
-    for tid, p in _index(extra).items():
-        spec = get_task(tid, extra)
-        out.append(TaskInfo(id=spec.id, title=spec.title, difficulty=spec.difficulty, tags=spec.tags,
-                            split=spec.split, layers=spec.layers, path=str(p)))
-    return out
+    return [spec.info(str(p)) for spec, p in load_specs(extra)]

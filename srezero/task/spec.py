@@ -1,16 +1,61 @@
 """TaskSpec: a task is data. One TOML file per incident, validated by these pydantic models.
 
 See docs/writing-tasks.md for the file format with a worked example. Field docs here are the
-reference; ``srezero task schema`` exports them as JSON Schema.
+reference; ``srezero task schema`` exports them as JSON Schema. Validation happens here, without
+building a world, so a broken file is reported with its field and problem before anything runs.
 """
 
 from __future__ import annotations
 
+import re
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 Difficulty = Literal["easy", "medium", "hard"]
+Split = Literal["dev", "test", "private", "generated"]
+
+#: Task ids: curated ids are file names; generated variants are ``gen:`` plus an opaque code.
+ID_PATTERN = r"^(?:gen:[a-z2-7]{8,250}|[a-z0-9][a-z0-9_-]{1,63})$"
+#: Services a target selector can name, and how many replicas each has at least (any seed).
+SERVICES = ("load_balancer", "web_server", "cache", "database", "message_queue", "worker")
+MIN_REPLICAS = {"load_balancer": 1, "web_server": 3, "cache": 1, "database": 2, "message_queue": 1, "worker": 2}
+MAX_REPLICAS = {**MIN_REPLICAS, "web_server": 8, "worker": 8}
+#: Where a primitive's layer puts the root cause (application-level layers use the target's service).
+LAYER_ROOT = {"database": "database", "cache": "cache", "queue": "message_queue", "load_balancer": "load_balancer",
+              "kernel": "kernel", "disk": "disk", "hardware": "hardware"}
+_SELECTOR = re.compile(r"^(?:(?P<fn>node|disk|root_disk)\((?P<inner>[^)]*)\)|(?P<svc>[a-z_]+)"
+                       r"(?:\.(?P<role>[a-z_]+)|\[(?P<idx>[0-9]+|\*)\])?)$")
+
+
+def selector_problem(selector: str, min_replicas: dict[str, int] | None = None) -> str | None:
+    """Why a target selector can never resolve (None if it is fine). Mirrors ``faults.base.resolve_target``."""
+    counts = min_replicas or MIN_REPLICAS
+    m = _SELECTOR.match(selector.strip())
+    if not m:
+        return (f"bad target selector {selector!r}; use a service (web_server), a replica (web_server[*], "
+                "web_server[0], database.primary), node(<replica>), node(*), disk(<replica>) or root_disk(<replica>)")
+    if m.group("fn"):
+        inner = m.group("inner").strip()
+        if inner == "*":
+            return None
+        if not _SELECTOR.match(inner) or inner.startswith(("node(", "disk(", "root_disk(")):
+            return f"bad target selector {selector!r}: {m.group('fn')}() takes a replica selector or *"
+        im = _SELECTOR.match(inner)
+        if not (im.group("role") or im.group("idx")):
+            return (f"bad target selector {selector!r}: {m.group('fn')}() needs a replica such as "
+                    f"{inner}[*] or database.primary, not a whole service")
+        return selector_problem(inner, counts)
+    svc = m.group("svc")
+    if svc not in SERVICES:
+        return f"unknown service {svc!r} in target {selector!r}; services: {', '.join(SERVICES)}"
+    role, idx = m.group("role"), m.group("idx")
+    if role is not None and (svc != "database" or role not in ("primary", "replica")):
+        return f"bad target selector {selector!r}: only database.primary and database.replica have roles"
+    if idx is not None and idx != "*" and int(idx) >= counts[svc]:
+        return (f"target {selector!r}: index {idx} is out of range, {svc} can have as few as {counts[svc]} "
+                f"replica(s) (indices 0-{counts[svc] - 1}; use [*] for a seed-chosen one)")
+    return None
 
 
 class _Model(BaseModel):
@@ -20,9 +65,17 @@ class _Model(BaseModel):
 class TopologySpec(_Model):
     """How big the simulated system is; unset values are chosen by the seed."""
 
-    nodes: int | None = Field(None, ge=3, le=8, description="number of nodes (3-8)")
-    web_replicas: int | None = Field(None, ge=2, le=8, description="web_server replicas (2-8)")
-    worker_replicas: int | None = Field(None, ge=1, le=8, description="worker replicas (1-8)")
+    nodes: int | None = Field(None, ge=3, le=8, description="number of nodes (3-8; default: the seed picks 4-5)")
+    web_replicas: int | None = Field(None, ge=2, le=8, description="web_server replicas (2-8; default 3-4)")
+    worker_replicas: int | None = Field(None, ge=1, le=8, description="worker replicas (1-8; default 2-3)")
+
+    def min_replicas(self) -> dict[str, int]:
+        out = dict(MIN_REPLICAS)
+        if self.web_replicas is not None:
+            out["web_server"] = self.web_replicas
+        if self.worker_replicas is not None:
+            out["worker"] = self.worker_replicas
+        return out
 
 
 class TrafficSpec(_Model):
@@ -46,45 +99,71 @@ class FaultSpec(_Model):
         cls = REGISTRY.get(self.primitive)
         if cls is None:
             known = ", ".join(sorted(REGISTRY))
-            raise ValueError(f"unknown fault primitive {self.primitive!r}; known primitives: {known}")
-        kind = target_kind_of(self.target)
-        service = target_service_of(self.target)
-        accepted = cls.meta.targets
-        ok = any(t == kind or t == f"{kind}:{service}" or (t.startswith(f"{kind}:") and t.split(":", 1)[1] == service)
-                 for t in accepted)
-        if not ok:
-            raise ValueError(f"target {self.target!r} ({kind}) is not compatible with {self.primitive}; "
-                             f"it accepts {', '.join(accepted)}")
+            raise ValueError(f"@primitive: unknown fault primitive {self.primitive!r}; known primitives: {known}")
+        problems: list[str] = []
+        problem = selector_problem(self.target, MAX_REPLICAS)  # the topology's own counts: TaskSpec
+        if problem:
+            problems.append(f"@target: {problem}")
+        else:
+            kind = target_kind_of(self.target)
+            service = target_service_of(self.target)
+            accepted = cls.meta.targets
+            if not any(t == kind or t == f"{kind}:{service}" for t in accepted):
+                problems.append(f"@target: target {self.target!r} ({kind}) is not compatible with {self.primitive}; "
+                                f"it accepts {', '.join(accepted)}")
         declared = {p.name: p for p in cls.meta.params}
         for name, value in self.params.items():
             p = declared.get(name)
             if p is None:
-                raise ValueError(f"{self.primitive} has no parameter {name!r}; parameters: {', '.join(declared) or 'none'}")
-            if p.choices and value not in p.choices:
-                raise ValueError(f"parameter {name!r} must be one of {list(p.choices)}, got {value!r}")
-            if p.lo is not None or p.hi is not None:
+                problems.append(f"@params.{name}: {self.primitive} has no parameter {name!r}; "
+                                f"parameters: {', '.join(declared) or 'none'}")
+            elif p.choices and value not in p.choices:
+                problems.append(f"@params.{name}: must be one of {list(p.choices)}, got {value!r}")
+            elif p.lo is not None or p.hi is not None:
                 if not isinstance(value, int | float) or isinstance(value, bool):
-                    raise ValueError(f"parameter {name!r} must be a number, got {value!r}")
-                if (p.lo is not None and value < p.lo) or (p.hi is not None and value > p.hi):
-                    raise ValueError(f"parameter {name!r}={value} is outside its range [{p.lo}, {p.hi}]")
+                    problems.append(f"@params.{name}: must be a number, got {value!r}")
+                elif (p.lo is not None and value < p.lo) or (p.hi is not None and value > p.hi):
+                    problems.append(f"@params.{name}: {value} is outside its range [{p.lo}, {p.hi}]")
+        if problems:  # all of them at once; the loader splits them into one line per field
+            raise ValueError("\n".join(problems))
         return self
+
+    @property
+    def meta(self) -> Any:
+        """The primitive's FaultMeta (layer, category, description...)."""
+        from srezero.faults.base import REGISTRY, load_all
+
+        load_all()
+        return REGISTRY[self.primitive].meta
+
+    @property
+    def root(self) -> str:
+        """Where the cause lives: a service kind, or kernel / disk / hardware for node-level faults."""
+        from srezero.faults.base import target_service_of
+
+        layer = self.meta.layer
+        return LAYER_ROOT.get(layer) or target_service_of(self.target) or layer
 
 
 class NoiseSpec(_Model):
-    profile: Literal["quiet", "default", "noisy"] = "default"
+    profile: Literal["quiet", "default", "noisy"] = Field("default", description="ambient noise level")
     extra: dict[str, int] = Field(default_factory=dict, description="extra noise items by name, with counts")
 
     @field_validator("extra")
     @classmethod
     def _known(cls, v: dict[str, int]) -> dict[str, int]:
-        from srezero.faults.noise import NOISE
-
-        for name, n in v.items():
-            if name not in NOISE:
-                raise ValueError(f"unknown noise primitive {name!r}; known: {', '.join(sorted(NOISE))}")
-            if not 0 <= n <= 10:
-                raise ValueError(f"noise count for {name!r} must be 0-10, got {n}")
+        _check_noise_names(v, "noise primitive")
         return v
+
+
+def _check_noise_names(items: dict[str, int], what: str) -> None:
+    from srezero.faults.noise import NOISE
+
+    for name, n in items.items():
+        if name not in NOISE:
+            raise ValueError(f"unknown {what} {name!r}; known: {', '.join(sorted(NOISE))}")
+        if not 0 <= n <= 10:
+            raise ValueError(f"count for {name!r} must be 0-10, got {n}")
 
 
 class BudgetSpec(_Model):
@@ -96,14 +175,32 @@ class BudgetSpec(_Model):
 class AlertSpec(_Model):
     """The paging alert. Without ``metric`` it names one of the built-in rules (HighErrorRate...)."""
 
-    name: str = "HighErrorRate"
-    entity: str = "load_balancer"
-    metric: str | None = None
+    name: str = Field("HighErrorRate", description="built-in rule name, or the name of the custom rule below")
+    entity: str = Field("load_balancer", description="custom rule: service whose metric is watched")
+    metric: str | None = Field(None, description="custom rule: metric name (see `get_topology`); unset = built-in")
     op: Literal[">", "<", ">=", "<="] = ">"
     threshold: float = 0.0
-    for_s: float = Field(60.0, ge=0.0)
+    for_s: float = Field(60.0, ge=0.0, description="custom rule: how long the condition must hold")
     severity: Literal["critical", "warning"] = "critical"
-    summary: str = ""
+    summary: str = Field("", description="custom rule: summary text, may use {value}")
+
+    @model_validator(mode="after")
+    def _check_rule(self) -> AlertSpec:
+        from srezero.sim import metrics
+        from srezero.telemetry.alerts import DEFAULT_RULES
+
+        if self.metric is None:
+            names = [r.name for r in DEFAULT_RULES]
+            if self.name not in names:
+                raise ValueError(f"@name: unknown alert {self.name!r}; built-in rules: {', '.join(names)} "
+                                 "(or give metric, op, threshold for a custom rule)")
+            return self
+        if self.entity not in SERVICES:
+            raise ValueError(f"@entity: custom alert entity {self.entity!r} must be a service: {', '.join(SERVICES)}")
+        known = metrics.metric_names(self.entity)
+        if self.metric not in known:
+            raise ValueError(f"@metric: {self.entity} has no metric {self.metric!r}; metrics: {', '.join(known)}")
+        return self
 
 
 class SLOSpec(_Model):
@@ -117,17 +214,18 @@ class SLOSpec(_Model):
 class GroundTruthSpec(_Model):
     """Explicit ground truth. Normally derived from the faults; set ``no_fault`` for a control task."""
 
-    no_fault: bool = False
-    notes: str = ""
+    no_fault: bool = Field(False, description="true for a control task: nothing is broken, the page is noise")
+    notes: str = Field("", description="notes for instructors (spoiler)")
 
 
 class TaskSpec(_Model):
-    id: str = Field(pattern=r"^[a-z0-9][a-z0-9_-]{1,63}$")
+    id: str = Field(pattern=ID_PATTERN, description="task id; must equal the file name without .toml")
     title: str = Field(min_length=3, description="human title (spoiler: never shown to the agent)")
     description: str = Field(min_length=10, description="what happened (spoiler: never shown to the agent)")
     difficulty: Difficulty
-    tags: tuple[str, ...] = ()
-    split: Literal["dev", "test", "private"] = "dev"
+    rationale: str = Field("", description="why this difficulty: which signals, tools and reasoning it needs")
+    tags: tuple[str, ...] = Field((), description="free-form lowercase tags (metastable, concurrent, misleading...)")
+    split: Split = Field("dev", description="dev (published), test (published, held for scoring), private, generated")
     topology: TopologySpec = TopologySpec()
     traffic: TrafficSpec = TrafficSpec()
     faults: tuple[FaultSpec, ...] = ()
@@ -137,32 +235,69 @@ class TaskSpec(_Model):
     alert: AlertSpec = AlertSpec()
     slo: SLOSpec = SLOSpec()
     ground_truth: GroundTruthSpec = GroundTruthSpec()
-    verify_window_s: float = Field(600.0, ge=120.0, le=3600.0)
+    verify_window_s: float = Field(600.0, ge=120.0, le=3600.0, description="simulated seconds of verification")
     hints: tuple[str, ...] = Field((), description="graded hints for classroom play, mildest first")
+
+    @field_validator("tags")
+    @classmethod
+    def _tags(cls, v: tuple[str, ...]) -> tuple[str, ...]:
+        for tag in v:
+            if not re.fullmatch(r"[a-z0-9][a-z0-9_-]*", tag):
+                raise ValueError(f"tag {tag!r} must be lowercase letters, digits, '-' or '_'")
+        return v
+
+    @field_validator("distractors")
+    @classmethod
+    def _distractors(cls, v: dict[str, int]) -> dict[str, int]:
+        _check_noise_names(v, "distractor")
+        return v
+
+    @field_validator("hints")
+    @classmethod
+    def _hints(cls, v: tuple[str, ...]) -> tuple[str, ...]:
+        if any(not h.strip() for h in v):
+            raise ValueError("hints must be non-empty sentences")
+        return v
 
     @model_validator(mode="after")
     def _faults_or_control(self) -> TaskSpec:
         if not self.faults and not self.ground_truth.no_fault:
-            raise ValueError("a task needs at least one fault, or ground_truth.no_fault = true for a control task")
+            raise ValueError("@faults: a task needs at least one fault, or ground_truth.no_fault = true for a control task")
         if self.faults and self.ground_truth.no_fault:
-            raise ValueError("ground_truth.no_fault = true but the task injects faults")
-        from srezero.faults.noise import NOISE
-
-        for name in self.distractors:
-            if name not in NOISE:
-                raise ValueError(f"unknown distractor {name!r}; known: {', '.join(sorted(NOISE))}")
+            raise ValueError("@ground_truth.no_fault: no_fault = true but the task injects faults")
+        if self.faults and not any(f.visible for f in self.faults):
+            raise ValueError("@faults: every fault has visible = false; at least one fault must cause the page")
+        counts = self.topology.min_replicas()
+        for i, f in enumerate(self.faults):
+            problem = selector_problem(f.target, counts)
+            if problem:
+                raise ValueError(f"@faults[{i}].target: {problem}")
         return self
 
     @property
     def layers(self) -> tuple[str, ...]:
-        from srezero.faults.base import REGISTRY, load_all
+        return tuple(dict.fromkeys(f.meta.layer for f in self.faults)) or ("none",)
 
-        load_all()
-        return tuple(dict.fromkeys(REGISTRY[f.primitive].meta.layer for f in self.faults)) or ("none",)
+    @property
+    def roots(self) -> tuple[str, ...]:
+        """Where the root causes live (see :attr:`FaultSpec.root`); ("none",) for a control task."""
+        return tuple(dict.fromkeys(f.root for f in self.faults)) or ("none",)
+
+    @property
+    def services(self) -> tuple[str, ...]:
+        """Services the faults target (the inner service of node()/disk() selectors)."""
+        from srezero.faults.base import target_service_of
+
+        out = [target_service_of(f.target) for f in self.faults]
+        return tuple(dict.fromkeys(s for s in out if s and s != "*")) or ("-",)
+
+    def info(self, path: str = "") -> TaskInfo:
+        return TaskInfo(id=self.id, title=self.title, difficulty=self.difficulty, tags=self.tags, split=self.split,
+                        layers=self.layers, roots=self.roots, path=path)
 
 
 class TaskInfo(BaseModel):
-    """What ``srezero.list_tasks()`` returns: enough to pick a task, nothing that spoils it."""
+    """What ``srezero.list_tasks()`` returns: enough to pick a task (for people; agents never see it)."""
 
     id: str
     title: str
@@ -170,4 +305,5 @@ class TaskInfo(BaseModel):
     tags: tuple[str, ...]
     split: str
     layers: tuple[str, ...]
+    roots: tuple[str, ...] = ()
     path: str = ""

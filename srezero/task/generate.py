@@ -1,0 +1,322 @@
+"""Generated task variants: every compatible (fault primitive x target x level x noise x distractors x size).
+
+The space is enumerated from each primitive's metadata (``meta.targets``, ``meta.example``,
+``meta.example_params``, ``meta.alert`` and the parameter ranges), so a new primitive adds variants
+without touching this module. A variant id is ``gen:`` plus an opaque base32 code that decodes to
+the variant's fields (with a checksum against typos): no registry file, and the id never names the
+fault. :func:`variant` turns an id into a :class:`TaskSpec`, so ``srezero.make("gen:...")``, sweeps
+and scoring treat generated variants exactly like curated tasks.
+
+Axes, in enumeration order:
+
+* primitive: sorted by name;
+* target: the primitive's example selector, widened to every replica index and ``[*]`` when the
+  example names a replica, and to every service kind its ``meta.targets`` lists when it names a
+  service; ``bad_config`` uses :data:`BAD_CONFIGS` (service, key, value, page) instead;
+* level: the example parameters, then every numeric parameter moved a share of the way toward
+  its upper bound, then toward its lower bound (one level when nothing is numeric);
+* noise profile: quiet, default, noisy;
+* distractor set: :data:`DISTRACTOR_SETS`;
+* topology size: :data:`SIZES`.
+
+:data:`TUNING` holds the few per-primitive workarounds needed where metadata alone does not give a
+viable variant; ``srezero generate --check N`` measures viability (page fires on its own, the oracle
+scores at least 95) on seeds 0..N-1.
+"""
+
+from __future__ import annotations
+
+import base64
+import functools
+import hashlib
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any
+
+from srezero.task.spec import MIN_REPLICAS, TaskSpec
+
+FORMAT = "1"
+NOISE_PROFILES = ("quiet", "default", "noisy")
+DISTRACTOR_SETS: tuple[dict[str, int], ...] = (
+    {},
+    {"benign_deploy": 1},
+    {"benign_config_change": 2},
+    {"benign_config_change": 1, "benign_deploy": 1, "transient_restart": 1},
+)
+#: Topology sizes: the seed's choice, and a fixed larger system.
+SIZES: tuple[dict[str, int], ...] = ({}, {"nodes": 6, "web_replicas": 5, "worker_replicas": 3})
+#: How far (as a share of the distance to the range bound) the non-example levels move each parameter.
+LEVEL_SHIFT = 0.15
+ONSET_S = 60.0
+
+#: bad_config is generic (any key of any service); these values are known to page on their own.
+BAD_CONFIGS: tuple[tuple[str, str, Any, str], ...] = (
+    ("web_server", "db_host", "db-primary:5432", "HighErrorRate"),
+    ("web_server", "rate_limit_rps", 20, "HighErrorRate"),
+    ("web_server", "cpu_limit", 0.2, "HighErrorRate"),
+    ("web_server", "max_open_files", 64, "HighErrorRate"),
+    ("web_server", "cache_host", "cache:6380", "CacheHitRatioLow"),
+    ("load_balancer", "health_check_path", "/status", "HighErrorRate"),
+    ("load_balancer", "max_connections", 60, "HighErrorRate"),
+    ("cache", "maxmemory_mb", 256, "CacheHitRatioLow"),
+    ("cache", "ttl_s", 5, "CacheHitRatioLow"),
+    ("database", "max_connections", 30, "HighErrorRate"),
+)
+#: Workarounds where a primitive's metadata alone does not give a viable variant (the page must fire on
+#: its own and the oracle must solve it). Keys: ``params`` (replaces the example parameters), ``alert``,
+#: ``targets`` (keep only these selectors), ``sizes`` (indices into SIZES), ``toward`` (which of the
+#: "hi"/"lo" levels exist). Every entry is a finding reported to the fault library's owners.
+TUNING: dict[str, dict[str, Any]] = {
+    "memory_leak": {"targets": ("web_server",)},  # a worker leak never backs the queue up
+    "bad_backend_weight": {"sizes": (1,)},  # with 3-4 web replicas the weighted one can absorb the load
+    "dlq_overflow": {"toward": ("lo",)},  # a higher failure share relapses after the declared fix
+    "visibility_timeout_low": {"toward": ("lo",)},  # longer jobs make the restored timeout unsafe
+    "table_bloat": {"alert": "DatabaseLatencyHigh"},  # HighLatencyP99 misses some seeds
+    "missing_index": {"alert": "DatabaseLatencyHigh"},  # HighErrorRate misses some seeds
+    "bad_worker_count": {"sizes": (0,), "toward": ("lo",)},  # with 5 web replicas (or more threads) it copes
+    "cache_crash_herd": {"alert": "CacheHitRatioLow"},  # edge errors come in one-tick bursts per OOM kill
+}
+#: Default example selector per accepted target kind, when a primitive declares no example.
+_KIND_EXAMPLE = {"service": "web_server", "replica": "web_server[*]", "node": "node(web_server[*])",
+                 "disk": "disk(database.primary)"}
+_LAYER_SCORE = {"application": 0, "database": 1, "cache": 1, "queue": 1, "load_balancer": 1,
+                "kernel": 2, "disk": 2, "hardware": 2, "failure_mode": 2}
+
+
+@dataclass(frozen=True)
+class Variant:
+    """One point of the variant space. ``case`` is the level (or the BAD_CONFIGS row for bad_config)."""
+
+    primitive: str
+    target: str
+    case: int
+    noise: str
+    distractors: int
+    size: int
+
+    # ------------------------------------------------------------------ id encoding
+    @property
+    def id(self) -> str:
+        payload = "|".join((FORMAT, self.primitive, self.target, str(self.case), self.noise, str(self.distractors),
+                            str(self.size)))
+        raw = payload.encode() + b"|" + _check(payload)
+        return "gen:" + base64.b32encode(raw).decode().rstrip("=").lower()
+
+    @classmethod
+    def decode(cls, task_id: str) -> Variant:
+        """Parse a ``gen:`` id; ValueError with a readable message if it is not one of ours."""
+        bad = ValueError(f"{task_id!r} is not a valid generated task id (run `srezero generate` to list them)")
+        code = task_id.removeprefix("gen:")
+        if not task_id.startswith("gen:") or not re.fullmatch(r"[a-z2-7]+", code):
+            raise bad
+        try:
+            raw = base64.b32decode(code.upper() + "=" * (-len(code) % 8))
+            body, _, check = raw.rpartition(b"|")
+            payload = body.decode()
+        except (ValueError, UnicodeDecodeError):
+            raise bad from None
+        if check != _check(payload):
+            raise bad
+        parts = payload.split("|")
+        if len(parts) != 7 or parts[0] != FORMAT:
+            raise bad
+        _, prim, target, case, noise, dset, size = parts
+        try:
+            v = cls(prim, target, int(case), noise, int(dset), int(size))
+        except ValueError:
+            raise bad from None
+        from srezero.faults.base import REGISTRY, load_all
+
+        load_all()
+        if prim not in REGISTRY or v not in _variants_of(prim):
+            raise ValueError(f"{task_id!r} names a variant this version of srezero does not generate "
+                             f"(its fault primitive or target may have changed)")
+        return v
+
+    # ------------------------------------------------------------------ derived fields
+    @property
+    def meta(self) -> Any:
+        from srezero.faults.base import REGISTRY, load_all
+
+        load_all()
+        return REGISTRY[self.primitive].meta
+
+    def params(self) -> dict[str, Any]:
+        if self.primitive == "bad_config":
+            _, key, value, _ = BAD_CONFIGS[self.case]
+            return {"key": key, "value": value}
+        return _level_params(self.meta, self.case)
+
+    def alert(self) -> str:
+        if self.primitive == "bad_config":
+            return BAD_CONFIGS[self.case][3]
+        alert = TUNING.get(self.primitive, {}).get("alert") or self.meta.alert or "HighErrorRate"
+        if alert == "HighErrorRate" and self.target.startswith("worker"):
+            return "QueueBacklogGrowing"  # workers serve no edge traffic: their failures show as a backlog
+        return alert
+
+    def difficulty(self) -> str:
+        score = _LAYER_SCORE.get(self.meta.layer, 1) + NOISE_PROFILES.index(self.noise) + (self.distractors > 0)
+        return "easy" if score <= 1 else "medium" if score <= 3 else "hard"
+
+    def fields(self) -> dict[str, Any]:
+        """A JSON-friendly description (spoilers: the fault is named)."""
+        m = self.meta
+        return {"id": self.id, "primitive": self.primitive, "target": self.target, "params": self.params(),
+                "layer": m.layer, "category": m.category, "noise": self.noise,
+                "distractors": dict(DISTRACTOR_SETS[self.distractors]), "topology": dict(SIZES[self.size]),
+                "alert": self.alert(), "difficulty": self.difficulty()}
+
+    def spec(self) -> TaskSpec:
+        m = self.meta
+        params = self.params()
+        shown = ", ".join(f"{k}={v}" for k, v in params.items()) or "defaults"
+        herrings = ", ".join(f"{k} x{n}" for k, n in DISTRACTOR_SETS[self.distractors].items()) or "none"
+        desc = (f"Generated variant. {m.description[:1].upper()}{m.description[1:]} on {self.target} "
+                f"(parameters: {shown}), with {self.noise} noise; distractors: {herrings}. "
+                f"Wrong fixes: {m.wrong_fix_effects or 'see docs/faults.md'}").strip()
+        data = {
+            "id": self.id,
+            "title": f"{m.name} on {self.target}",
+            "description": desc,
+            "difficulty": self.difficulty(),
+            "rationale": "derived: fault layer + noise level + distractors",
+            "tags": ["generated", m.layer, m.category],
+            "split": "generated",
+            "topology": SIZES[self.size],
+            "faults": [{"primitive": self.primitive, "target": self.target, "params": params, "at": ONSET_S}],
+            "noise": {"profile": self.noise},
+            "distractors": DISTRACTOR_SETS[self.distractors],
+            "alert": {"name": self.alert()},
+            # a backlog built up while a dependency was slow needs a few minutes to drain after the fix
+            "slo": {"queue_age_s": 180.0 if self.alert() == "QueueBacklogGrowing" else 300.0},
+            "hints": _hints(m),
+        }
+        return TaskSpec.model_validate(data)
+
+
+def _check(payload: str) -> bytes:
+    return hashlib.blake2b(payload.encode(), digest_size=2).hexdigest().encode()
+
+
+def _explicit(meta: Any) -> dict[str, Any]:
+    """The example parameters a variant states explicitly (metadata, then tuning)."""
+    return {**dict(meta.example_params), **TUNING.get(meta.name, {}).get("params", {})}
+
+
+def _example_params(meta: Any) -> dict[str, Any]:
+    return {**{p.name: p.default for p in meta.params}, **_explicit(meta)}
+
+
+def _numeric(meta: Any) -> list[Any]:
+    return [p for p in meta.params if p.lo is not None and p.hi is not None and not p.choices]
+
+
+def _level_params(meta: Any, level: int) -> dict[str, Any]:
+    """Level 0 is the example; level 1 moves every numeric parameter toward its upper bound, level 2 lower."""
+    params = _example_params(meta)
+    if level:
+        for p in _numeric(meta):
+            v = float(params[p.name])
+            bound = p.hi if level == 1 else p.lo
+            v = v + (bound - v) * LEVEL_SHIFT
+            params[p.name] = round(v) if p.type is int else round(v, 4)
+    explicit = set(_explicit(meta))
+    if level:
+        explicit |= {p.name for p in _numeric(meta)}
+    return {k: v for k, v in params.items() if k in explicit}
+
+
+def _levels(meta: Any) -> list[int]:
+    """Case numbers: 0 (the example), 1 (toward the upper bounds), 2 (toward the lower bounds)."""
+    if not _numeric(meta):
+        return [0]
+    toward = TUNING.get(meta.name, {}).get("toward", ("hi", "lo"))
+    return [0] + [1] * ("hi" in toward) + [2] * ("lo" in toward)
+
+
+def _expand_target(meta: Any) -> list[str]:
+    """The example selector and its siblings: every replica index and [*], or every listed service kind."""
+    example = meta.example or _KIND_EXAMPLE.get(meta.targets[0].split(":")[0], "web_server")
+    if ":" in meta.targets[0] and not meta.example:
+        kind, svc = meta.targets[0].split(":", 1)
+        example = svc if kind == "service" else f"{svc}[*]" if kind == "replica" else example
+    m = re.search(r"([a-z_]+)\[(\*|[0-9]+)\]", example)
+    if m:
+        svc = m.group(1)
+        picks = ["*", *map(str, range(MIN_REPLICAS.get(svc, 1)))] if MIN_REPLICAS.get(svc, 1) > 1 else [m.group(2)]
+        return [example[: m.start()] + f"{svc}[{i}]" + example[m.end():] for i in picks]
+    if re.fullmatch(r"[a-z_]+", example):
+        kinds = [t.split(":", 1)[1] for t in meta.targets if t.startswith("service:")]
+        return list(dict.fromkeys([example, *kinds]))
+    return [example]
+
+
+def _targets(meta: Any) -> list[str]:
+    keep = TUNING.get(meta.name, {}).get("targets")
+    return [t for t in _expand_target(meta) if keep is None or t in keep]
+
+
+def _hints(meta: Any) -> list[str]:
+    hints = ["Start from the page: which component is it about, and what does that component depend on?"]
+    for sig in meta.signals[:2]:
+        where = {"target": "the faulty component", "service": "the affected service", "node": "its node",
+                 "disk": "its disk", "any": "the whole system"}.get(sig.on, sig.on)
+        hints.append(f"Try {sig.tool} on {where}" + (f": look for {sig.description}." if sig.description else "."))
+    return hints
+
+
+@functools.cache
+def _variants_of(primitive: str) -> tuple[Variant, ...]:
+    from srezero.faults.base import REGISTRY, load_all
+
+    load_all()
+    meta = REGISTRY[primitive].meta
+    if primitive == "bad_config":
+        cases = [(row[0], i) for i, row in enumerate(BAD_CONFIGS)]
+    else:
+        cases = [(t, lvl) for t in _targets(meta) for lvl in _levels(meta)]
+    sizes = TUNING.get(primitive, {}).get("sizes", range(len(SIZES)))
+    return tuple(Variant(primitive, target, case, noise, d, size)
+                 for target, case in cases for noise in NOISE_PROFILES
+                 for d in range(len(DISTRACTOR_SETS)) for size in sizes)
+
+
+def variants(primitives: tuple[str, ...] | None = None) -> Iterator[Variant]:
+    """Every generated variant, in a fixed order (sorted primitives, then the axes above)."""
+    from srezero.faults.base import REGISTRY, load_all
+
+    load_all()
+    for name in sorted(REGISTRY):
+        if primitives is None or name in primitives:
+            yield from _variants_of(name)
+
+
+def count() -> int:
+    return sum(1 for _ in variants())
+
+
+def sample(n: int, seed: int = 0) -> list[Variant]:
+    """A fixed, seeded sample of ``n`` variants (all of them if there are fewer), in enumeration order."""
+    import numpy as np
+
+    allv = list(variants())
+    if n >= len(allv):
+        return allv
+    idx = np.sort(np.random.default_rng(seed).choice(len(allv), size=n, replace=False))
+    return [allv[int(i)] for i in idx]
+
+
+def spread(n: int) -> list[Variant]:
+    """``n`` variants evenly spaced over the enumeration (every primitive appears when n is large enough)."""
+    allv = list(variants())
+    if n >= len(allv):
+        return allv
+    return [allv[i * len(allv) // n] for i in range(n)]
+
+
+@functools.lru_cache(maxsize=4096)
+def variant(task_id: str) -> TaskSpec:
+    """The TaskSpec of a ``gen:`` id (the loader routes these ids here)."""
+    return Variant.decode(task_id).spec()

@@ -1,0 +1,124 @@
+"""`srezero tasks`, `srezero task show|validate|schema`, and private task directories."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import orjson
+import pytest
+from click.testing import CliRunner
+
+import srezero
+from srezero.cli import cli
+
+PRIVATE = """
+id = "{id}"
+title = "Held-out incident the agents must not see"
+description = "A private task used by the split tests."
+difficulty = "medium"
+rationale = "Private copy of a simple config fault, only used to test the private-task mechanism."
+split = "private"
+hints = ["one", "two"]
+
+[[faults]]
+primitive = "bad_config"
+target = "load_balancer"
+params = {{ key = "health_check_path", value = "/status" }}
+at = 60
+"""
+
+
+def _invoke(*args: str, env: dict | None = None):
+    return CliRunner().invoke(cli, list(args), env=env)
+
+
+@pytest.fixture()
+def private_dir(tmp_path: Path) -> Path:
+    (tmp_path / "held-out-1.toml").write_text(PRIVATE.format(id="held-out-1"))
+    return tmp_path
+
+
+def test_filters() -> None:
+    rows = orjson.loads(_invoke("tasks", "--json").output)
+    for flag, key, value in (("--split", "split", "test"), ("--difficulty", "difficulty", "hard")):
+        sub = orjson.loads(_invoke("tasks", flag, value, "--json").output)
+        assert sub and {r[key] for r in sub} == {value}
+        assert {r["id"] for r in sub} == {r["id"] for r in rows if r[key] == value}
+    sub = orjson.loads(_invoke("tasks", "--tag", "misleading", "--json").output)
+    assert sub and all("misleading" in r["tags"] for r in sub)
+    sub = orjson.loads(_invoke("tasks", "--layer", "disk", "--json").output)
+    assert sub and all("disk" in r["layers"] for r in sub)
+    sub = orjson.loads(_invoke("tasks", "--root", "database", "--json").output)
+    assert sub and all("database" in r["roots"] for r in sub)
+    text = _invoke("tasks").output
+    assert f"{len(rows)} task(s)" in text
+
+
+def test_show_hides_spoilers_unless_asked() -> None:
+    spec = srezero.get_task("inc-002")
+    plain = _invoke("task", "show", "inc-002")
+    assert plain.exit_code == 0
+    for secret in (spec.title, "latent_sector_errors", "nvme", "failover", spec.hints[0]):
+        assert secret not in plain.output
+    full = _invoke("task", "show", "inc-002", "--spoilers", "--seed", "2")
+    assert spec.title in full.output and "latent_sector_errors" in full.output and "failover" in full.output
+    js = orjson.loads(_invoke("task", "show", "inc-002", "--json").output)
+    assert "faults" not in js and "title" not in js and "hints" not in js
+    js = orjson.loads(_invoke("task", "show", "inc-002", "--json", "--spoilers").output)
+    assert js["faults"][0]["primitive"] == "latent_sector_errors" and js["ground_truth_resolved"]
+
+
+def test_show_unknown_task_is_a_clear_error() -> None:
+    out = _invoke("task", "show", "inc-0002")
+    assert out.exit_code != 0 and "unknown task 'inc-0002'" in out.output and "did you mean" in out.output
+
+
+def test_private_tasks_via_env_and_flag(private_dir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    assert "held-out-1" not in {t.id for t in srezero.list_tasks()}
+    out = _invoke("tasks", "--split", "private", "--tasks-dir", str(private_dir), "--json")
+    assert [r["id"] for r in orjson.loads(out.output)] == ["held-out-1"]
+    assert _invoke("task", "show", "held-out-1", "--tasks-dir", str(private_dir)).exit_code == 0
+    monkeypatch.setenv("SREZERO_TASKS_PATH", str(private_dir))
+    assert "held-out-1" in {t.id for t in srezero.list_tasks()}
+    env = srezero.make("held-out-1", 0)  # every entry point that takes an id sees private tasks
+    obs, _ = env.reset()
+    assert "held-out" not in obs.text
+    out = _invoke("run", "--task", "held-out-1", "--agent", "oracle", "--quiet")
+    assert out.exit_code == 0 and "marks" in out.output
+
+
+def test_private_task_colliding_with_a_bundled_id(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    (tmp_path / "inc-001.toml").write_text(PRIVATE.format(id="inc-001"))
+    monkeypatch.setenv("SREZERO_TASKS_PATH", str(tmp_path))
+    out = _invoke("tasks")
+    assert out.exit_code != 0 and "duplicate task id 'inc-001'" in out.output
+
+
+def test_missing_private_dir_is_reported(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    monkeypatch.setenv("SREZERO_TASKS_PATH", str(tmp_path / "nowhere"))
+    out = _invoke("tasks")
+    assert out.exit_code != 0 and "task directory does not exist" in out.output
+
+
+def test_private_tasks_as_an_installed_package(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    pkg = tmp_path / "my_heldout_tasks"
+    pkg.mkdir()
+    (pkg / "__init__.py").write_text("")
+    (pkg / "held-out-2.toml").write_text(PRIVATE.format(id="held-out-2"))
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.setenv("SREZERO_TASKS_PATH", "pkg:my_heldout_tasks")
+    assert srezero.get_task("held-out-2").split == "private"
+
+
+def test_validate_exit_codes(tmp_path: Path, private_dir: Path) -> None:
+    assert _invoke("task", "validate", "tasks").exit_code == 0
+    (tmp_path / "broken.toml").write_text("id = 'broken'\n")
+    out = _invoke("task", "validate", str(tmp_path / "broken.toml"))
+    assert out.exit_code == 1 and f"{tmp_path / 'broken.toml'}: title: required field is missing" in out.output
+
+
+def test_schema_is_json_schema() -> None:
+    out = _invoke("task", "schema")
+    schema = orjson.loads(out.output)
+    assert schema["type"] == "object" and {"id", "faults", "alert", "slo", "hints"} <= set(schema["properties"])
+    assert schema["additionalProperties"] is False

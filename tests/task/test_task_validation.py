@@ -1,0 +1,120 @@
+"""Broken task files produce the promised errors: file, field and problem, one line each."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from srezero.task.validate import validate_paths
+
+GOOD = """
+id = "{id}"
+title = "A broken task"
+description = "Used by the validation tests."
+difficulty = "easy"
+{top}
+[[faults]]
+primitive = "bad_config"
+target = "load_balancer"
+params = {{ key = "health_check_path", value = "/status" }}
+{fault}
+{rest}
+"""
+
+# (case id, top-level lines, extra [[faults]] lines, trailing tables, expected field, expected problem text)
+CASES = [
+    ("syntax", "title = ", "", "", "(syntax)", "not valid TOML"),
+    ("unknown-field", "colour = 'red'", "", "", "colour", "unknown field"),
+    ("missing-field", "", "", "", "difficulty", "required field is missing"),
+    ("bad-difficulty", "", "", "", "difficulty", "Input should be 'easy', 'medium' or 'hard'"),
+    ("unknown-primitive", "", "", "[[faults]]\nprimitive = 'disk_on_fire'\ntarget = 'web_server'",
+     "faults[1].primitive", "unknown fault primitive 'disk_on_fire'"),
+    ("incompatible-target", "", "", "[[faults]]\nprimitive = 'latent_sector_errors'\ntarget = 'web_server'",
+     "faults[1].target", "is not compatible with latent_sector_errors; it accepts disk"),
+    ("bad-selector", "", "", "[[faults]]\nprimitive = 'crash_loop'\ntarget = 'web_server(1)'",
+     "faults[1].target", "bad target selector"),
+    ("unknown-service", "", "", "[[faults]]\nprimitive = 'crash_loop'\ntarget = 'web_servr'",
+     "faults[1].target", "unknown service 'web_servr'"),
+    ("replica-out-of-range", "[topology]\nweb_replicas = 3", "", "[[faults]]\nprimitive = 'latent_sector_errors'\n"
+     "target = 'disk(web_server[3])'", "faults[1].target", "index 3 is out of range"),
+    ("node-of-service", "", "", "[[faults]]\nprimitive = 'latent_sector_errors'\ntarget = 'disk(web_server)'",
+     "faults[1].target", "needs a replica"),
+    ("param-range", "", "", "[[faults]]\nprimitive = 'latent_sector_errors'\ntarget = 'disk(database.primary)'\n"
+     "params = { read_error_rate = 0.9 }", "faults[1].params.read_error_rate", "0.9 is outside its range [0.005, 0.5]"),
+    ("param-unknown", "", "", "[[faults]]\nprimitive = 'latent_sector_errors'\ntarget = 'disk(database.primary)'\n"
+     "params = { rate = 0.1 }", "faults[1].params.rate", "has no parameter 'rate'"),
+    ("param-type", "", "", "[[faults]]\nprimitive = 'latent_sector_errors'\ntarget = 'disk(database.primary)'\n"
+     "params = { read_error_rate = 'high' }", "faults[1].params.read_error_rate", "must be a number"),
+    ("at-negative", "", "at = -5", "", "faults[0].at", "greater than or equal to 0"),
+    ("faults-as-table", "", "", "", "faults", "array of tables"),
+    ("unknown-noise", "", "", "[noise]\nextra = { gremlins = 1 }", "noise.extra", "unknown noise primitive 'gremlins'"),
+    ("unknown-distractor", "", "", "[distractors]\nbenign_deploys = 1", "distractors",
+     "unknown distractor 'benign_deploys'"),
+    ("bad-profile", "", "", "[noise]\nprofile = 'loud'", "noise.profile", "'quiet', 'default' or 'noisy'"),
+    ("unknown-alert", "", "", "[alert]\nname = 'EverythingIsOnFire'", "alert.name", "unknown alert 'EverythingIsOnFire'"),
+    ("alert-metric", "", "", "[alert]\nname = 'Custom'\nentity = 'cache'\nmetric = 'queue_depth'", "alert.metric",
+     "cache has no metric 'queue_depth'"),
+    ("budget-range", "", "", "[budget]\nsteps = 2", "budget.steps", "greater than or equal to 5"),
+    ("slo-range", "", "", "[slo]\nerror_rate = 0", "slo.error_rate", "greater than 0"),
+    ("tag-case", "tags = ['Database']", "", "", "tags", "must be lowercase"),
+    ("split", "split = 'secret'", "", "", "split", "'dev', 'test', 'private' or 'generated'"),
+    ("no-fault-with-faults", "", "", "[ground_truth]\nno_fault = true", "ground_truth.no_fault",
+     "no_fault = true but the task injects faults"),
+    ("all-silent", "", "visible = false", "", "faults", "every fault has visible = false"),
+    ("config-key", "", "", "[[faults]]\nprimitive = 'bad_config'\ntarget = 'cache'\n"
+     "params = { key = 'no_such_key', value = 1 }", "faults[1]", "has no config key 'no_such_key'"),
+]
+
+
+def _write(tmp: Path, case: str, top: str, fault: str, rest: str) -> Path:
+    text = GOOD.format(id=case, top=top, fault=fault, rest=rest)
+    if case == "missing-field":
+        text = text.replace('difficulty = "easy"\n', "")
+    elif case == "bad-difficulty":
+        text = text.replace('difficulty = "easy"', 'difficulty = "trivial"')
+    elif case == "faults-as-table":
+        text = text.replace("[[faults]]", "[faults]")
+    path = tmp / f"{case}.toml"
+    path.write_text(text)
+    return path
+
+
+@pytest.mark.parametrize(("case", "top", "fault", "rest", "field", "problem"), CASES, ids=[c[0] for c in CASES])
+def test_broken_file_names_file_field_and_problem(tmp_path: Path, case: str, top: str, fault: str, rest: str,
+                                                  field: str, problem: str) -> None:
+    path = _write(tmp_path, case, top, fault, rest)
+    (result,), _cross = validate_paths([path])
+    _, spec, problems = result
+    assert spec is None or case == "config-key"
+    lines = [str(p) for p in problems]
+    assert any(line.startswith(f"{path}: {field}: ") and problem in line for line in lines), lines
+
+
+def test_good_template_is_valid(tmp_path: Path) -> None:
+    path = _write(tmp_path, "fine", "", "", "")
+    (result,), cross = validate_paths([path])
+    assert result[2] == [] and cross == []
+
+
+def test_id_must_match_file_name_and_be_unique(tmp_path: Path) -> None:
+    a = tmp_path / "a"
+    b = tmp_path / "b"
+    a.mkdir()
+    b.mkdir()
+    (a / "dup-1.toml").write_text(GOOD.format(id="dup-1", top="", fault="", rest=""))
+    (b / "dup-1.toml").write_text(GOOD.format(id="dup-1", top="", fault="", rest=""))
+    (b / "other.toml").write_text(GOOD.format(id="not-other", top="", fault="", rest=""))
+    results, cross = validate_paths([a, b])
+    assert [str(p) for p in cross] == [f"{b / 'dup-1.toml'}: id: duplicate task id 'dup-1', also in {a / 'dup-1.toml'}"]
+    other = next(r for r in results if r[0].name == "other.toml")
+    assert [str(p) for p in other[2]] == [f"{b / 'other.toml'}: id: id 'not-other' must match the file name 'other'"]
+
+
+def test_every_problem_is_reported_not_just_the_first(tmp_path: Path) -> None:
+    rest = ("[[faults]]\nprimitive = 'latent_sector_errors'\ntarget = 'disk(database.primary)'\n"
+            "params = { read_error_rate = 0.9, growth = 7 }\n[budget]\nsteps = 1")
+    path = _write(tmp_path, "many", "colour = 1", "", rest)
+    (result,), _ = validate_paths([path])
+    fields = {p.field for p in result[2]}
+    assert {"colour", "faults[1].params.read_error_rate", "faults[1].params.growth", "budget.steps"} <= fields
