@@ -16,7 +16,7 @@ Difficulty = Literal["easy", "medium", "hard"]
 Split = Literal["dev", "test", "private", "generated"]
 
 #: Task ids: curated ids are file names; generated variants are ``gen:`` plus an opaque code.
-ID_PATTERN = r"^(?:gen:[a-z2-7]{8,250}|[a-z0-9][a-z0-9_-]{1,63})$"
+ID_PATTERN = r"^(?:gen:[0-9a-f]{20}|[a-z0-9][a-z0-9_-]{1,63})$"
 #: Services a target selector can name, and how many replicas each has at least (any seed).
 SERVICES = ("load_balancer", "web_server", "cache", "database", "message_queue", "worker")
 MIN_REPLICAS = {"load_balancer": 1, "web_server": 3, "cache": 1, "database": 2, "message_queue": 1, "worker": 2}

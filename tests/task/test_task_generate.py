@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 from pathlib import Path
 
 import orjson
@@ -53,12 +54,27 @@ def test_bad_ids_get_a_clear_error(bad: str) -> None:
     assert "generated task id" in str(err.value) or "unknown task" in str(err.value)
 
 
-def test_tampered_id_fails_the_checksum() -> None:
+def test_tampered_id_is_rejected_clearly() -> None:
     v = next(iter(gen.variants()))
     code = v.id
     flipped = code[:-3] + ("a" if code[-3] != "a" else "b") + code[-2:]
-    with pytest.raises(ValueError, match="not a valid generated task id"):
+    with pytest.raises(ValueError, match="does not generate"):
         gen.Variant.decode(flipped)
+    with pytest.raises(ValueError, match="not a valid generated task id"):
+        gen.Variant.decode("gen:not-hex")
+
+
+def test_ids_are_opaque() -> None:
+    """An id can reach an agent (an MCP config, a log line): it must not spell or encode the fault."""
+    import base64
+    import binascii
+
+    for v in gen.spread(60):
+        code = v.id.removeprefix("gen:")
+        assert v.primitive not in v.id and v.primitive.split("_")[0] not in code
+        with contextlib.suppress(binascii.Error, ValueError):
+            decoded = base64.b32decode(code.upper() + "=" * (-len(code) % 8))
+            assert v.primitive.encode() not in decoded
 
 
 def test_sample_of_variants_is_solved_by_the_oracle() -> None:
