@@ -2,9 +2,9 @@
 
 The space is enumerated from each primitive's metadata (``meta.targets``, ``meta.example``,
 ``meta.example_params``, ``meta.alert`` and the parameter ranges), so a new primitive adds variants
-without touching this module. A variant id is ``gen:`` plus an opaque base32 code that decodes to
-the variant's fields (a keyed digest, resolved by enumeration): no registry file, and the id never names the
-fault. :func:`variant` turns an id into a :class:`TaskSpec`, so ``srezero.make("gen:...")``, sweeps
+without touching this module. A variant id is ``gen:`` plus a keyed digest of the variant's fields,
+resolved by looking it up in the enumeration: no registry file, and the id never names or encodes
+the fault. :func:`variant` turns an id into a :class:`TaskSpec`, so ``srezero.make("gen:...")``, sweeps
 and scoring treat generated variants exactly like curated tasks.
 
 Axes, in enumeration order:
