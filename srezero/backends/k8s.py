@@ -83,7 +83,7 @@ class KubernetesBackend:
     def __init__(self, namespace: str, *, core: Any = None, apps: Any = None, kubeconfig: str | None = None,
                  context: str | None = None, prometheus_url: str | None = None, http_get: HttpGet | None = None,
                  queries: dict[str, str] | None = None, label_key: str = "app",
-                 clock: Callable[[], float] = time.monotonic, sleep: Callable[[float], None] = time.sleep,
+                 clock: Callable[[], float] = time.monotonic, sleep: Callable[[float], None] | None = None,
                  wall: Callable[[], dt.datetime] | None = None) -> None:
         if not NAME_RE.match(namespace):
             raise ValueError(f"{namespace!r} is not a valid namespace name")
@@ -94,7 +94,8 @@ class KubernetesBackend:
         self.prometheus = Prometheus(prometheus_url, http_get) if prometheus_url else None
         self.queries = {**METRIC_QUERIES, **(queries or {})}
         self.label_key = label_key
-        self._clock, self._sleep = clock, sleep
+        # looked up at call time, so a test that patches time.sleep reaches it
+        self._clock, self._sleep = clock, sleep or (lambda seconds: time.sleep(seconds))
         self._wall = wall or (lambda: dt.datetime.now(dt.UTC))
         self._t0 = clock()
 
