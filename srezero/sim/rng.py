@@ -26,4 +26,4 @@ _ALPHABET = "bcdfghjklmnpqrstvwxz2456789"
 
 def suffix(rng: np.random.Generator, length: int = 5) -> str:
     """A Kubernetes-style random name suffix."""
-    return "".join(_ALPHABET[i] for i in rng.integers(0, len(_ALPHABET), size=length))
+    return "".join([_ALPHABET[i] for i in rng.integers(0, len(_ALPHABET), size=length).tolist()])

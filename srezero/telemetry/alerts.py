@@ -101,9 +101,13 @@ class AlertBook:
         w = self.world
         now = w.env.now
         values = np.frombuffer(w.vals)[self._rows]
-        for i in self._computed:
-            rule, ent, _ = self._targets[i]
-            values[i] = self._value(ent, rule.metric, None)
+        if self._computed:  # crash-loop counts: usually zero everywhere, so check once, not per service
+            if any(r.state == "CrashLoopBackOff" for r in w.replica_list):
+                for i in self._computed:
+                    rule, ent, _ = self._targets[i]
+                    values[i] = self._value(ent, rule.metric, None)
+            else:
+                values[self._computed] = 0.0
         breached = np.where(self._gt, values > self._thr, values < self._thr)
         hot = np.flatnonzero(breached).tolist()
         pending = self._pending_i
