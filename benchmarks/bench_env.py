@@ -36,6 +36,28 @@ def cold_start_ms() -> float:
     return _child_ms("import srezero; srezero.make('inc-001', 0).reset()", repeat=5)
 
 
+def tick_us(task_ids: list[str], n: int = 1000) -> float:
+    """Median over tasks of the best-of-5 cost of one tick of the model (no alerts, no SimPy)."""
+    import statistics
+
+    import srezero
+    from srezero.sim.model import tick
+    from srezero.sim.world import World
+
+    costs = []
+    for tid in task_ids:
+        w = World.build(srezero.get_task(tid), 0)
+        w.advance(300)
+        best = float("inf")
+        for _ in range(5):
+            t = time.perf_counter()
+            for _ in range(n):
+                tick(w)
+            best = min(best, (time.perf_counter() - t) / n * 1e6)
+        costs.append(best)
+    return statistics.median(costs)
+
+
 def bench_agent(agent_name: str, task_ids: list[str], seeds: range) -> dict[str, float]:
     import srezero
     from srezero.agents import registry
@@ -92,13 +114,15 @@ def main() -> None:
     rows = [bench_agent(a, task_ids, range(args.episodes_per_task)) for a in ("oracle", "random")]
     peak_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     out = {"tasks": len(task_ids), "import_ms": import_time_ms(), "cold_start_ms": cold_start_ms(),
+           "tick_us": tick_us(task_ids[:: max(1, len(task_ids) // 8)]),
            "peak_rss_mb": peak_mb, "agents": rows,
            "python": sys.version.split()[0]}
     if args.json:
         print(json.dumps(out, indent=2))
         return
     print(f"tasks: {out['tasks']}   python {out['python']}   import srezero: {out['import_ms']:.1f} ms   "
-          f"cold start to first page: {out['cold_start_ms']:.0f} ms   peak RSS: {peak_mb:.0f} MB")
+          f"cold start to first page: {out['cold_start_ms']:.0f} ms   tick: {out['tick_us']:.1f} us   "
+          f"peak RSS: {peak_mb:.0f} MB")
     print(f"{'agent':8} {'episodes':>8} {'steps':>7} {'steps/s':>9} {'step us':>8} {'reset ms':>9} "
           f"{'finish ms':>10} {'episodes/s':>11}")
     for r in rows:
