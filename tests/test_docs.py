@@ -1,0 +1,30 @@
+"""Docs that are generated stay current, and the README's promises hold."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def test_tools_reference_is_current() -> None:
+    from srezero.commands.tools import reference_markdown
+
+    assert (ROOT / "docs" / "tools.md").read_text() == reference_markdown(), \
+        "regenerate with: srezero tools --markdown > docs/tools.md"
+
+
+def test_readme_starts_with_setup_then_main_job() -> None:
+    text = (ROOT / "README.md").read_text()
+    blocks = re.findall(r"```bash\n(.*?)```", text, re.S)
+    assert blocks[0].strip().splitlines() == ['pip install -e ".[test]"', "python -m pytest"]
+    assert blocks[1].strip() == "srezero sweep --seeds 5"
+    ci = (ROOT / ".ci" / "run").read_text()
+    assert 'pip install --quiet -e ".[test]"' in ci and "python -m pytest" in ci
+
+
+def test_readme_links_exist() -> None:
+    text = (ROOT / "README.md").read_text()
+    for link in re.findall(r"\]\(((?:docs|plots)/[^)#]+)\)", text):
+        assert (ROOT / link).exists(), link
