@@ -26,8 +26,10 @@ changes the ground truth. Each noise type draws from its own random stream (so n
 fault's random draws, and more items of one type never change another type's draws); every profile
 ships the same one benign release (a fault that ships a release names it after the current one, so
 the release history before the onset must not depend on the profile; tasks add more with
-``distractors``); noise never ships to or edits a service a fault targets; and past deploys sit
-before any fault's release so rollback semantics stay intact.
+``distractors``); noise is scheduled before any fault exists, so its benign changes and releases
+sit in the history before a fault's own change or release (which overrides them, as in a real
+incident) and rollback semantics stay intact. Noise may touch a faulty service: a benign change on a
+service is no evidence of its innocence.
 """
 
 from __future__ import annotations
@@ -86,18 +88,6 @@ def _author(w: World) -> str:
     return AUTHORS[int(_rng(w).integers(0, len(AUTHORS)))]
 
 
-def _faulted(w: World) -> set[str]:
-    """Services a fault targets directly: noise leaves their releases and config keys alone."""
-    out = set()
-    for f in w.faults:
-        t = f.target
-        if t.kind == "service":
-            out.add(t.name)
-        elif t.kind == "replica":
-            out.add(t.obj.service.kind)
-    return out
-
-
 def _live(w: World, delay: float, gen: Callable[[], Generator[Any, Any, None]]) -> None:
     def run() -> Generator[Any, Any, None]:
         yield w.env.timeout(delay)
@@ -125,7 +115,7 @@ def _host_job(w: World, node: Node, name: str, cores: float, seconds: float, del
 _BENIGN_EDITS = (
     ("web_server", "log_level", lambda v: "warn" if v == "info" else "info"),
     ("cache", "ttl_s", lambda v: int(v) + 300),
-    ("web_server", "feature_flag.search_v2", lambda v: not v),
+    ("load_balancer", "max_connections", lambda v: int(v) + 500),  # more headroom: never harmful
     ("worker", "env.CREDENTIALS_VERSION", None),  # same value re-applied by automation
     ("message_queue", "dlq_max_messages", lambda v: int(v) * 2),
     ("load_balancer", "idle_timeout_s", lambda v: int(v) + 15),
@@ -135,8 +125,7 @@ _BENIGN_EDITS = (
 @noise("benign_config_change")
 def benign_config_change(w: World, k: float) -> None:
     """A harmless config edit in the last two hours (a red herring for config diffing)."""
-    edits = [e for e in _BENIGN_EDITS if e[0] not in _faulted(w)] or [_BENIGN_EDITS[4]]
-    svc, key, edit = edits[int(_rng(w).integers(0, len(edits)))]
+    svc, key, edit = _BENIGN_EDITS[int(_rng(w).integers(0, len(_BENIGN_EDITS)))]
     cfg = w.services[svc].config
     old = cfg[key]
     new = old if edit is None else edit(old)
@@ -149,7 +138,7 @@ def benign_config_change(w: World, k: float) -> None:
 @noise("benign_deploy")
 def benign_deploy(w: World, k: float) -> None:
     """A healthy release shipped earlier today; it sits in the history before any fault's release."""
-    choices = [s for s in ("worker", "web_server", "message_queue") if s not in _faulted(w)] or ["message_queue"]
+    choices = ("worker", "web_server", "message_queue")
     svc_name = choices[int(_rng(w).integers(0, len(choices)))]
     svc = w.services[svc_name]
     cur = svc.deploys[-1]

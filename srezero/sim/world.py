@@ -154,8 +154,11 @@ class World:
         for _ in range(3):  # settle hysteresis state on a healthy system
             tick(w)
         w.buf[:, : w.history_cols] = np.frombuffer(w.vals)[:, None]
-        w.faults = [instantiate(f, w, i) for i, f in enumerate(spec.faults)]
+        # Noise first: benign history (changes, releases) is written before any fault exists, so a fault
+        # that later edits the same key or ships a release overrides it, as in a real incident, and noise
+        # needs no knowledge of the faults (a service with a benign change is not thereby innocent).
         noise.schedule(w, spec.noise, spec.distractors)
+        w.faults = [instantiate(f, w, i) for i, f in enumerate(spec.faults)]
         for fault in w.faults:
             w.env.process(fault.process(w))
         w.env.process(w._ticker())
