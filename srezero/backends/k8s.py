@@ -61,6 +61,9 @@ def _api_error(exc: Exception) -> int | None:
     return status if isinstance(status, int) else None
 
 
+WORKLOAD_KINDS = frozenset({"Pod", "Deployment", "ReplicaSet", "StatefulSet", "DaemonSet", "Node", "Job"})
+
+
 def _ts(t: dt.datetime | None) -> str:
     return t.astimezone(dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ") if t else "-"
 
@@ -230,6 +233,10 @@ class KubernetesBackend:
         for e in self.core.list_namespaced_event(namespace=self.namespace).items or []:
             obj = e.involved_object
             name = obj.name if obj else ""
+            # only workload objects: events about other objects (a chaos tool's experiments, say) would
+            # tell the agent what was injected
+            if obj is not None and obj.kind and obj.kind not in WORKLOAD_KINDS:
+                continue
             if entity and not (name == entity or name.startswith(entity + "-")):
                 continue
             at = e.last_timestamp or e.event_time or e.metadata.creation_timestamp

@@ -70,6 +70,16 @@ def test_get_events_filters_entity_and_window() -> None:
     assert "(x4)" in out.text and "pod/web-7d9f-a1" in out.text
 
 
+def test_get_events_hides_events_about_non_workload_objects() -> None:
+    """A chaos tool's own objects (PodChaos, NetworkChaos...) would name what was injected."""
+    b, _ = make({"core.list_namespaced_event": kc.CoreV1EventList(items=[
+        event("web-kill", "PodChaos", "FinalizerInited", "Finalizer has been inited", 4, type_="Normal"),
+        event("web-7d9f-a1", "Pod", "Killing", "Stopping container web", 4, type_="Normal")])})
+    out = call(b, "get_events")
+    assert [e["object"] for e in out.data] == ["pod/web-7d9f-a1"]
+    assert "chaos" not in out.text.lower()
+
+
 def test_search_logs_reads_each_pod_and_filters() -> None:
     logs = {"web-1": "2026-03-01T11:58:00.1Z INFO start\n2026-03-01T11:59:10.2Z ERROR upstream timeout\n",
             "web-2": "2026-03-01T11:59:00.5Z WARN db timeout after 5s\n2026-03-01T11:59:30.0Z DEBUG timeout tick\n"}
