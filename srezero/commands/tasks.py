@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sys
+from pathlib import Path
 
 import click
 import orjson
@@ -19,7 +20,8 @@ TASKS_DIR = click.option("--tasks-dir", "dirs", multiple=True, type=click.Path(e
 @click.option("--root", help="only tasks whose cause lives here (a service, kernel, disk or hardware)")
 @TASKS_DIR
 @click.option("--json", "as_json", is_flag=True, help="machine-readable output")
-@click.option("--markdown", is_flag=True, help="the docs/tasks.md page (spoilers: layers and failure modes)")
+@click.option("--markdown", is_flag=True,
+              help="the docs/tasks.md page: bundled tasks only, never private ones (spoilers: layers and failure modes)")
 def tasks_cmd(split: str | None, difficulty: str | None, tags: tuple[str, ...], layer: str | None, root: str | None,
               dirs: tuple[str, ...], as_json: bool, markdown: bool) -> None:
     """List curated tasks (generated variants: `srezero generate`)."""
@@ -34,9 +36,13 @@ def tasks_cmd(split: str | None, difficulty: str | None, tags: tuple[str, ...], 
             and all(tag in s.tags for tag in tags) and (not layer or layer in s.layers)
             and (not root or root in s.roots)]
     if markdown:
+        # the published page lists only the bundled tasks and never a private one: it is public and it
+        # names each task's layers and failure modes
+        from srezero.task.loader import bundled_dir
         from srezero.task.table import markdown as render
 
-        sys.stdout.write(render([s for s, _ in rows]))
+        bundled = bundled_dir().resolve()
+        sys.stdout.write(render([s for s, p in rows if Path(p).resolve().parent == bundled and s.split != "private"]))
         return
     if as_json:
         data = [s.info(str(p)).model_dump() for s, p in rows]

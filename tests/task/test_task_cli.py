@@ -122,3 +122,15 @@ def test_schema_is_json_schema() -> None:
     schema = orjson.loads(out.output)
     assert schema["type"] == "object" and {"id", "faults", "alert", "slo", "hints"} <= set(schema["properties"])
     assert schema["additionalProperties"] is False
+
+
+def test_markdown_page_never_lists_private_or_extra_tasks(tmp_path, monkeypatch) -> None:
+    """docs/tasks.md is public: a held-out task on SREZERO_TASKS_PATH must not leak into it."""
+    src = (Path(__file__).resolve().parents[2] / "tasks" / "inc-001.toml").read_text()
+    (tmp_path / "held-out-1.toml").write_text(src.replace('id = "inc-001"', 'id = "held-out-1"')
+                                              .replace('split = "dev"', 'split = "private"'))
+    monkeypatch.setenv("SREZERO_TASKS_PATH", str(tmp_path))
+    listed = CliRunner().invoke(cli, ["tasks"])
+    assert "held-out-1" in listed.output  # the private task is usable...
+    page = CliRunner().invoke(cli, ["tasks", "--markdown"])
+    assert page.exit_code == 0 and "held-out-1" not in page.output  # ...but never published
