@@ -54,6 +54,8 @@ class BadBackendWeight(Declared):
     def neutralised(self, w: World) -> bool:
         c = w.services[LB].config
         ws = [float(c.get(f"backend_weight.{r.name}", 1)) for r in live(w, "web_server")]
+        if not ws:  # no backends left (scaled to zero): nothing is balanced, and that is not a cure
+            return False
         return min(ws) > 0 and max(ws) <= 2 * min(ws)
 
     def why_active(self, w: World) -> str:

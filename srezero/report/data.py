@@ -2,7 +2,9 @@
 
 Each ``*_data`` function returns exactly what its plot draws, so tests check a plot by its data
 rather than its pixels, and the HTML report can embed the same numbers. Only scored episodes
-(``status == "ok"``) enter means; provider and agent errors are counted apart, as in summary.json.
+(``status == "ok"``) enter most means; the outcome means (marks, success, diagnosis, mitigation,
+evidence) count every episode, a failed one as zero, exactly as summary.json does, so an agent cannot
+drop the episodes it would fail by raising an exception.
 """
 
 from __future__ import annotations
@@ -66,8 +68,7 @@ def agent_order(eps: list[Ep]) -> list[str]:
     groups = by_agent(eps)
 
     def key(agent: str) -> tuple[bool, float, str]:
-        ok = scored(groups[agent])
-        mean = _mean(e.marks for e in ok) if ok else -1.0
+        mean = _mean(e.marks for e in groups[agent]) if groups[agent] else -1.0
         return (groups[agent][0].upper_bound, -mean, agent)
 
     return sorted(groups, key=key)
@@ -86,17 +87,17 @@ def leaderboard(eps: list[Ep]) -> list[dict[str, Any]]:
     for agent in agent_order(eps):
         all_eps = groups[agent]
         ok = scored(all_eps)
-        marks, lo, hi = mean_ci([e.marks for e in ok], agent, "marks")
-        succ, slo, shi = mean_ci([float(e.success) for e in ok], agent, "success")
+        marks, lo, hi = mean_ci([e.marks for e in all_eps], agent, "marks")
+        succ, slo, shi = mean_ci([float(e.success) for e in all_eps], agent, "success")
         costs = [e.cost_usd for e in ok if e.cost_usd is not None]
         rows.append({
             "agent": agent, "upper_bound": all_eps[0].upper_bound, "episodes": len(all_eps), "n": len(ok),
             "errors": len(all_eps) - len(ok),
             "marks": clean(marks), "marks_lo": clean(lo), "marks_hi": clean(hi),
             "success": clean(succ), "success_lo": clean(slo), "success_hi": clean(shi),
-            "diagnosis": clean(_mean(e.diagnosis for e in ok)),
-            "mitigation": clean(_mean(float(e.mitigated) for e in ok)),
-            "evidence": clean(_mean(e.evidence for e in ok)),
+            "diagnosis": clean(_mean(e.diagnosis for e in all_eps)),
+            "mitigation": clean(_mean(float(e.mitigated) for e in all_eps)),
+            "evidence": clean(_mean(e.evidence for e in all_eps)),
             "invalid": clean(_mean(e.invalid for e in ok)),
             "wrong_fixes": clean(_mean(e.wrong_fixes for e in ok)),
             "ttd_s": clean(_median(e.ttd_s for e in ok if e.ttd_s is not None)),
@@ -136,7 +137,7 @@ def overall_marks_data(eps: list[Ep]) -> dict[str, Any]:
     rows = leaderboard(eps)
     return {"agents": [r["agent"] for r in rows], "upper_bound": [r["upper_bound"] for r in rows],
             "mean": [r["marks"] for r in rows], "lo": [r["marks_lo"] for r in rows],
-            "hi": [r["marks_hi"] for r in rows], "n": [r["n"] for r in rows]}
+            "hi": [r["marks_hi"] for r in rows], "n": [r["episodes"] for r in rows]}
 
 
 def success_evidence_data(eps: list[Ep]) -> dict[str, Any]:

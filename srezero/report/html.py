@@ -128,7 +128,7 @@ def task_rows(run: Run) -> list[dict[str, Any]]:
     for tid in run.tasks:
         eps = [e for e in run.episodes if e.task_id == tid]
         info = task_info(tid)
-        marks = {a: [e.marks for e in eps if e.agent == a and e.ok] for a in agents}
+        marks = {a: [e.marks for e in eps if e.agent == a] for a in agents}  # a failed episode counts as 0
         out.append({"task": tid, "title": info.get("title", ""), "difficulty": eps[0].difficulty,
                     "layers": ", ".join(eps[0].layers), "episodes": len(eps),
                     "marks": {a: (sum(v) / len(v) if v else None) for a, v in marks.items()}})

@@ -101,6 +101,9 @@ def iter_records(run_dir: str | Path) -> Iterator[dict[str, Any]]:
 
 
 # ---------------------------------------------------------------------------- flat rows
+#: Outcome metrics an unfinished (non-ok) episode counts as zero; the others stay undefined.
+FAILED_AS_ZERO = ("marks", "success", "diagnosis", "diagnosis_score", "mitigation", "evidence")
+
 def row_of(record: dict[str, Any]) -> dict[str, Any]:
     """The compact per-episode row the summary is computed from (metrics are None when undefined)."""
     row: dict[str, Any] = {"agent": record["agent"], "task": record["task_id"], "seed": record["seed"],
@@ -108,7 +111,11 @@ def row_of(record: dict[str, Any]) -> dict[str, Any]:
     r = record.get("result")
     usage = record.get("usage") or {}
     if record["status"] != "ok" or not r:
+        # an episode that did not finish scored nothing: counting it as a zero (not leaving it out)
+        # means an agent cannot raise an exception to drop the episodes it would fail. Genuine outages
+        # are re-run with --retry-errors; the error counts stay visible in the summary.
         row.update(dict.fromkeys(METRICS))
+        row.update(dict.fromkeys(FAILED_AS_ZERO, 0.0))
         return row
     steps = max(1, int(r["steps"]))
     writes = len(r.get("writes") or ())

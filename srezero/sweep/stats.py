@@ -56,11 +56,11 @@ def summarise(rows: list[dict[str, Any]]) -> dict[str, Any]:
         groups[(row["agent"], row["task"])].append(row)
     out = []
     for (agent, task), members in sorted(groups.items()):
-        ok = [m for m in members if m["status"] == "ok"]
-        table = np.array([[np.nan if m[k] is None else m[k] for k in METRICS] for m in ok], dtype=float)
-        table = table.reshape(len(ok), len(METRICS))
+        # every episode counts: a failed one is a zero for the outcome metrics (records.FAILED_AS_ZERO)
+        table = np.array([[np.nan if m[k] is None else m[k] for k in METRICS] for m in members], dtype=float)
+        table = table.reshape(len(members), len(METRICS))
         metrics = {k: bootstrap(table[:, i], f"{agent}\x1f{task}\x1f{k}") for i, k in enumerate(METRICS)}
-        out.append({"agent": agent, "task": task, "n": len(ok),
+        out.append({"agent": agent, "task": task, "n": len(members),
                     "provider_errors": sum(1 for m in members if m["status"] == "provider_error"),
                     "agent_errors": sum(1 for m in members if m["status"] == "agent_error"),
                     "env_errors": sum(1 for m in members if m["status"] == "env_error"),

@@ -51,10 +51,23 @@ def test_summary_is_order_independent_and_skips_undefined_values():
     groups = {(g["agent"], g["task"]): g for g in s1["groups"]}
     assert set(groups) == {("a", "*"), ("a", "t"), ("a", "u"), ("b", "*"), ("b", "t")}
     assert groups[("a", "*")]["n"] == 18 and groups[("b", "t")]["provider_errors"] == 1
-    assert groups[("b", "t")]["n"] == 5
+    assert groups[("b", "t")]["n"] == 6  # every episode counts, the failed one too
     assert groups[("a", "t")]["metrics"]["ttd_s"]["n"] == 8  # seeds 0, 3, 6, 9 have no TTD
     header, table = stats.csv_rows(s1)
     assert header[:3] == ["agent", "task", "n"] and "marks_lo" in header and len(table) == 5
+
+
+def test_a_failed_episode_counts_as_zero_not_as_missing():
+    """Raising an exception must not let an agent drop the episodes it would fail."""
+    ok = {"agent": "a", "task_id": "t", "seed": 0, "status": "ok",
+          "result": {"marks": 90.0, "success": True, "diagnosis": {"score": 1.0}, "mitigated": True,
+                     "evidence_coverage": 1.0, "steps": 5, "invalid_actions": 0, "wrong_fixes": 0, "writes": [],
+                     "ttd_s": 10.0, "ttm_s": 20.0}}
+    failed = {"agent": "a", "task_id": "t", "seed": 1, "status": "agent_error", "result": None}
+    row = records.row_of(failed)
+    assert row["marks"] == 0.0 and row["success"] == 0.0 and row["ttd_s"] is None
+    group = next(g for g in stats.summarise([records.row_of(ok), row])["groups"] if g["task"] == "*")
+    assert group["metrics"]["marks"]["mean"] == 45.0 and group["agent_errors"] == 1 and group["n"] == 2
 
 
 def test_record_paths_hashes_and_atomic_writes(tmp_path):
