@@ -21,9 +21,10 @@ scope.no_under                           no root cause is missing (matters for m
 =======================================  ============================================================
 
 Score ``D`` is the mean of the eight answers, with one guard: **D = 0** when there is no claim,
-when entity precision is below ``MIN_PRECISION`` (blaming as many innocents as culprits), or when
+when entity precision is at most ``MIN_PRECISION`` (blaming as many innocents as culprits), or when
 one root cause is claimed under ``HEDGE_CATEGORIES`` or more categories (hedging). Listing every
-entity under every category therefore earns nothing.
+entity under every category therefore earns nothing. And D is at most ``MECHANISM_CAP`` when no root
+cause is claimed with its right category: the right entity alone is not a diagnosis.
 
 Entity precision = distinct claimed entities that localise some root cause / distinct claimed
 entities; recall = root causes localised / root causes; precision at full recall is 0 when any
@@ -50,6 +51,8 @@ QUESTIONS = (
 )
 DIMENSIONS = ("localization", "characterization", "scope")
 MIN_PRECISION = 0.5
+#: Ceiling on D when no root cause is claimed with its right category (the right entity alone).
+MECHANISM_CAP = 0.25
 HEDGE_CATEGORIES = 3
 MAX_CLAIMS_PER_CAUSE = 2
 
@@ -150,11 +153,13 @@ def score(claims_in: Sequence[Any] | None, truth: Sequence[RootCause], accepted:
     if not claims:
         gate = "no_claims"
         answers = dict.fromkeys(QUESTIONS, 0.0)
-    elif precision < MIN_PRECISION:
+    elif precision <= MIN_PRECISION:
         gate = "low_precision"
     elif any(k >= HEDGE_CATEGORIES for k in categories):
         gate = "hedged_categories"
     raw = sum(answers.values()) / len(answers)
+    if not gate and answers["characterization.mechanism"] == 0.0:
+        raw = min(raw, MECHANISM_CAP)  # naming where, without knowing what, is at most a quarter
     return _result(answers, precision, recall, pafr, 0.0 if gate else raw, claims_in or (), gate=gate,
                    per_cause=per_cause, victim_claims=victim_fp, healthy_claims=healthy_fp,
                    distractor_claims=[e for e in fp if e in noise])

@@ -62,7 +62,8 @@ def test_blaming_a_victim_too() -> None:
     c = d["checklist"]
     assert c["localization.no_victim"] == 0.0 and c["localization.no_healthy"] == 1.0 and c["scope.no_over"] == 0.0
     assert d["precision"] == 0.5 and d["recall"] == 1.0 and d["precision_at_full_recall"] == 0.5
-    assert d["score"] == pytest.approx(6 / 8) and d["victim_claims"] == ["database"]
+    # as many innocents as culprits: the checklist answers stay reported, but D is gated to 0
+    assert d["score"] == 0.0 and d["gate"] == "low_precision" and d["victim_claims"] == ["database"]
 
 
 def test_victim_config_key_and_replica_count_as_victims() -> None:
@@ -176,3 +177,10 @@ def test_summary_is_never_needed() -> None:
     # the checklist takes no summary at all; a claim's detail is the only text that is scored
     with_detail = score([claim("web_server.db_timeout_ms")])
     assert with_detail["score"] == 1.0
+
+
+def test_the_right_entity_with_the_wrong_mechanism_is_capped() -> None:
+    """Naming where without knowing what: 6 of 8 answers are yes, but D is capped at a quarter."""
+    d = score([claim("web_server.db_timeout_ms", "hardware", "")])
+    assert d["checklist"]["characterization.mechanism"] == 0.0
+    assert sum(d["checklist"].values()) == 6.0 and d["score"] == 0.25
