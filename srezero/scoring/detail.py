@@ -30,7 +30,7 @@ if TYPE_CHECKING:
     from srezero.faults.base import RootCause
 
 MAX_FOREIGN_CONCRETE = 2
-MAX_FOREIGN_FAMILIES = 3
+MAX_FOREIGN_FAMILIES = 2
 
 #: Mechanism families: words an explanation of one kind of fault uses. Matched case-insensitively
 #: at the start of a word, so "leak" also matches "leaks" and "leaking".
@@ -39,19 +39,23 @@ FAMILIES: dict[str, tuple[str, ...]] = {
     "crash": ("crash", "exit", "panic", "segfault", "backoff"),
     "disk": ("sector", "i/o error", "io error", "eio", "smart", "bad block", "medium error", "disk full",
              "inode", "fsync", "filesystem"),
-    "hardware": ("ecc", "thermal", "overheat", "power supply", "dead node", "kernel panic"),
-    "network": ("packet", "loss", "flap", "conntrack", "dns", "mtu", "retransmi", "partition"),
+    "hardware": ("ecc", "thermal", "overheat", "power supply", "psu", "dead node", "kernel panic", "fail-slow",
+                 "slow disk"),
+    "network": ("packet", "loss", "flap", "conntrack", "dns", "mtu", "retransmi", "partition", "nic", "link"),
+    "kernel": ("sysctl", "file-max", "nf_conntrack", "ip_local_port_range", "tcp_tw_reuse", "cgroup", "quota",
+               "enfile", "emfile"),
+    "balancer": ("sticky", "backend weight", "weight", "health check", "health-check", "idle timeout"),
     "auth": ("certificat", "tls", "ssl", "expired", "expiry", "clock", "skew", "ntp", "credential",
              "password", "authenticat", "unauthori"),
     "connections": ("pool", "connection", "file descriptor", "ulimit", "ephemeral port", "socket"),
     "retry": ("retry", "retries", "timeout", "timed out", "amplif", "thundering herd", "metastable"),
     "capacity": ("capacity", "under-provision", "underprovision", "saturat", "throughput", "scale up",
-                 "rate limit", "throttl"),
+                 "rate limit", "throttl", "cpu"),
     "queue": ("queue", "backlog", "consumer", "poison", "visibility", "dead letter", "dlq", "redeliver"),
     "cache": ("cache", "evict", "stampede", "hit ratio", "hit rate", "hot key", "ttl"),
     "database": ("index", "slow quer", "deadlock", "lock wait", "vacuum", "bloat", "replication lag",
-                 "dead tuple", "split brain", "long transaction"),
-    "code": ("release", "deploy", "regression", "bug", "exception", "rollout", "version"),
+                 "dead tuple", "split brain", "long transaction", "replication slot", "wal", "standby"),
+    "code": ("release", "deploy", "regression", "bug", "exception", "rollout", "version", "feature flag", "flag"),
 }
 
 _WORD_CHARS = "a-z0-9_"
@@ -99,10 +103,12 @@ def check(detail: str, entity: str, rc: RootCause, vocabulary: dict[str, str]) -
     if not text:
         return False, "no detail given"
     tokens = [t.lower() for t in rc.detail_tokens if t]
-    if not any(t in text for t in tokens):
+    # tokens match at the start of a word: "lock" is not in "clock", "port" is not in "report"
+    if not any(_term_rx(t).search(text) for t in tokens):
         return False, "the detail does not name the cause"
     concrete = [t for t in tokens if is_concrete(t)]
-    if concrete and not any(t in text or t in entity.lower() for t in concrete):
+    ent = entity.lower()
+    if concrete and not any(_term_rx(t).search(text) or _term_rx(t).search(ent) for t in concrete):
         return False, "the detail is not concrete (no key, device, release or value of this cause)"
     own = own_text(rc)
     own_items = concrete_in(own, vocabulary)

@@ -71,3 +71,31 @@ def test_doing_nothing_and_resolving_at_once() -> None:
             r = info["result"]
             assert r["marks"] <= 5, (task, seed, r["marks_terms"])
             assert r["premature_resolution"] == (not r["no_fault"]), (task, seed)
+
+
+#: A detail stuffed with the mechanism words of many faults (found by an adversarial review).
+STUFFED = ("cpu slow latency dead power fan link nic network full space disk lock transaction wal slot flag "
+           "session weight sticky affinity cert dimm edac uncorrectable chrony ephemeral eaddrnotavail enfile "
+           "runaway quota hot key promo coalesc standby replay conflict pending sequential seq scan blocking "
+           "credential rotat hotkey AUTH WRONGPASS psu unreachable is down not ready notready")
+
+
+def test_one_stuffed_detail_matches_no_root_cause() -> None:
+    """Even with the right entity, its key and the current release spelled out, a detail stuffed with
+    every mechanism's words is never the concrete detail of any root cause in the suite."""
+    from srezero.scoring import detail, naming
+
+    passed = total = 0
+    for t in srezero.list_tasks():
+        env = srezero.make(t.id, 0, reward="sparse")
+        env.reset()
+        w = env.world
+        vocab = naming.concrete_vocabulary(w)
+        for rc in env.truth:
+            svc = naming.service_of(w, rc.entity) or rc.entity.split("/")[0]
+            version = w.services[svc].deploys[-1].version if svc in w.services else ""
+            key = rc.entity.split(".", 1)[1] if "." in rc.entity else ""
+            ok, _ = detail.check(f"{rc.entity} {key} {version} {STUFFED}", rc.entity, rc, vocab)
+            passed += ok
+            total += 1
+    assert total >= 40 and passed == 0
