@@ -112,27 +112,66 @@ def _host_job(w: World, node: Node, name: str, cores: float, seconds: float, del
     _live(w, delay, gen)
 
 
-_BENIGN_EDITS = (
-    ("web_server", "log_level", lambda v: "warn" if v == "info" else "info"),
-    ("cache", "ttl_s", lambda v: int(v) + 300),
-    ("load_balancer", "max_connections", lambda v: int(v) + 500),  # more headroom: never harmful
-    ("worker", "env.CREDENTIALS_VERSION", None),  # same value re-applied by automation
-    ("message_queue", "dlq_max_messages", lambda v: int(v) * 2),
-    ("load_balancer", "idle_timeout_s", lambda v: int(v) + 15),
+_BENIGN_EDITS = (  # (service, key, edit, may happen live during the incident)
+    ("web_server", "log_level", lambda v: "warn" if v == "info" else "info", True),
+    ("cache", "ttl_s", lambda v: int(v) + 300, False),
+    ("load_balancer", "max_connections", lambda v: int(v) + 500, True),  # more headroom: never harmful
+    ("database", "shared_buffers_mb", lambda v: int(v) * 2, True),
+    ("cache", "max_clients", lambda v: int(v) + 5000, True),  # unused by any fault: safe even live
+    ("load_balancer", "idle_timeout_s", lambda v: int(v) + 15, False),
 )
+
+
+#: Why people change things. Benign edits give reasons like a fault's change does, so the wording of
+#: a change says nothing about whether it caused the incident.
+_REASONS = ("tuning", "per incident review", "capacity plan", "align with staging", "cost review",
+            "follow-up from the last game day", "as discussed in standup", "ticket OPS-{n}")
+_MESSAGES = ("bump dependencies", "add request-id to access log", "tune JSON encoder", "fix typo in error page",
+             "orders: paginate history endpoint", "checkout: cache tax tables", "search: debounce suggestions",
+             "invoices: stream PDF rendering", "cart: lazy-load recommendations", "auth: shorter session cookie names")
+
+
+def _reason(w: World) -> str:
+    return _REASONS[int(_rng(w).integers(0, len(_REASONS)))].format(n=int(_rng(w).integers(1000, 9999)))
 
 
 @noise("benign_config_change")
 def benign_config_change(w: World, k: float) -> None:
-    """A harmless config edit in the last two hours (a red herring for config diffing)."""
-    svc, key, edit = _BENIGN_EDITS[int(_rng(w).integers(0, len(_BENIGN_EDITS)))]
+    """A harmless config edit: in the history (hours or days ago), or, about half the time, made by
+    someone during the incident, so the newest change is not always the culprit. A live edit never
+    touches a key whose value has changed since the world was built (a fault's key stays the fault's)."""
+    rng = _rng(w)
+    svc, key, edit, live_ok = _BENIGN_EDITS[int(rng.integers(0, len(_BENIGN_EDITS)))]
+    reason, author = _reason(w), _author(w)
+    # live edits only touch keys no fault primitive reads or writes; the others stay in the history
+    live = rng.random() < 0.5 and live_ok
+    past = w.now - (float(rng.uniform(1.0, 4.0)) * 86400 if rng.random() < 0.3 else float(rng.uniform(120, 5400)))
+    delay = float(rng.uniform(20.0, 480.0))
     cfg = w.services[svc].config
-    old = cfg[key]
-    new = old if edit is None else edit(old)
-    when = w.now - float(_rng(w).uniform(120, 5400))
-    cfg[key] = new
-    w.noise_entities.add(svc)
-    w.changes.append(Change(when, svc, "config", f"{key}: {old} -> {new}", _author(w)))
+    built = cfg[key]
+
+    def apply(when: float | None) -> None:
+        old = cfg[key]
+        if when is None and old != built:
+            return  # someone (a fault) changed this key since: leave it alone
+        new = edit(old)
+        cfg[key] = new
+        w.noise_entities.add(svc)
+        detail = f"{key}: {old} -> {new} ({reason})"
+        if when is None:
+            w.change(svc, "config", detail, author)
+        else:
+            w.changes.append(Change(when, svc, "config", detail, author))
+
+    if not live:
+        apply(past)
+        return
+
+    def gen() -> Generator[Any, Any, None]:
+        apply(None)
+        yield w.env.timeout(0)
+
+    _live(w, delay, gen)
 
 
 @noise("benign_deploy")
@@ -144,8 +183,7 @@ def benign_deploy(w: World, k: float) -> None:
     cur = svc.deploys[-1]
     major, minor, patch = (int(x) for x in cur.version.lstrip("v").split("."))
     when = w.now - float(_rng(w).uniform(600, 7200))
-    msg = ("bump dependencies", "add request-id to access log", "tune JSON encoder", "fix typo in error page")[
-        int(_rng(w).integers(0, 4))]
+    msg = _MESSAGES[int(_rng(w).integers(0, len(_MESSAGES)))]
     new = Deploy(f"v{major}.{minor}.{patch + 1}", when, _author(w), msg, needed_by_schema=cur.needed_by_schema)
     svc.deploys.append(new)
     w.noise_entities.add(svc_name)

@@ -103,6 +103,7 @@ def write_deltas(env: Episode, write: dict[str, Any], next_at: float | None = No
 
 def timeline(env: Episode, result: dict[str, Any], hints: list[dict[str, Any]]) -> list[tuple[float, str, str]]:
     """(seconds relative to the page, kind, text) for the incident and the player's session, sorted."""
+    from srezero.sim.clock import TICK_S
     from srezero.tools.write import AGENT
 
     w, t0 = env.world, env.t0
@@ -115,7 +116,8 @@ def timeline(env: Episode, result: dict[str, Any], hints: list[dict[str, Any]]) 
     start = min([t0 - 3600.0, *[t + t0 - 600.0 for t, _, _ in items]])
     for c in w.changes:
         if c.author != AGENT and start <= c.at <= w.now:
-            mark = "  <- the root cause" if round(c.at, 3) in fault_times else ""
+            # a change is stamped up to 29 s before the tick it was made on (World.change)
+            mark = "  <- the root cause" if any(0.0 <= ft - c.at < TICK_S for ft in fault_times) else ""
             items.append((c.at - t0, "change", f"{c.service} {c.kind}: {c.detail} (by {c.author}){mark}"))
     seen: dict[tuple[str, str], list[Any]] = {}
     for e in w.events:  # first Warning of each reason per service, with how often it recurred

@@ -25,7 +25,7 @@ from srezero.sim import topology
 from srezero.sim.clock import TICK_S
 from srezero.sim.components import SERVICE_KINDS, Change, Deploy, Disk, Event, Node, Replica, Service
 from srezero.sim.model import tick
-from srezero.sim.rng import stream, suffix
+from srezero.sim.rng import stable_int, stream, suffix
 from srezero.sim.state import ModelState
 
 if TYPE_CHECKING:
@@ -219,7 +219,10 @@ class World:
         self.events.append(Event(self.env.now, kind, reason, entity, message))
 
     def change(self, service: str, kind: str, detail: str, author: str) -> None:
-        self.changes.append(Change(self.env.now, service, kind, detail, author))
+        """Record a change made now. People do not act on the tick: the timestamp lands a few seconds
+        before it (deterministically), so a change's seconds never tell a fault's from anyone else's."""
+        jitter = 1.0 + stable_int(self.seed, len(self.changes), "change") % 2800 / 100.0
+        self.changes.append(Change(self.env.now - jitter, service, kind, detail, author))
 
     def dmesg(self, node: Node, line: str, every: int = 0) -> None:
         """Append a kernel message; ``every`` rate-limits a repeating message to one per N ticks."""
