@@ -13,6 +13,11 @@ import click
 UPPER_BOUND = ("oracle",)
 
 
+def _upper(group: dict) -> bool:
+    """Shown apart from the baselines: the agent read the ground truth."""
+    return bool(group.get("privileged")) or group["agent"] in UPPER_BOUND
+
+
 def _split(values: tuple[str, ...]) -> list[str]:
     return [v.strip() for item in values for v in item.split(",") if v.strip()]
 
@@ -149,7 +154,7 @@ def _print_table(summary: dict) -> None:
 
 def _print_markdown(summary: dict) -> None:
     """Per-agent rates with CIs, then marks per task x agent: the tables docs/baselines.md quotes."""
-    groups = sorted(summary.get("groups", []), key=lambda g: (g["agent"] in UPPER_BOUND, g["agent"], g["task"]))
+    groups = sorted(summary.get("groups", []), key=lambda g: (_upper(g), g["agent"], g["task"]))
     agents = [g["agent"] for g in groups if g["task"] == "*"]
     click.echo("| agent | episodes | marks [95% CI] | success % | diagnosis % | mitigated % | evidence % | "
                "wrong-fix rate | TTD s | TTM s |")
@@ -159,7 +164,7 @@ def _print_markdown(summary: dict) -> None:
             continue
         m = g["metrics"]
         ttd, ttm = m["ttd_s"]["mean"], m["ttm_s"]["mean"]
-        name = g["agent"] + (" (upper bound)" if g["agent"] in UPPER_BOUND else "")
+        name = g["agent"] + (" (upper bound)" if _upper(g) else "")
         click.echo(f"| {name} | {g['n']} | {_fmt(m['marks'])} | {_fmt(m['success'], 100, 0)} | "
                    f"{_fmt(m['diagnosis'], 100, 0)} | {_fmt(m['mitigation'], 100, 0)} | {_fmt(m['evidence'], 100, 0)} | "
                    f"{_fmt(m['wrong_fix_rate'], 1, 2)} | {'-' if ttd is None else f'{ttd:.0f}'} | "

@@ -107,7 +107,7 @@ FAILED_AS_ZERO = ("marks", "success", "diagnosis", "diagnosis_score", "mitigatio
 def row_of(record: dict[str, Any]) -> dict[str, Any]:
     """The compact per-episode row the summary is computed from (metrics are None when undefined)."""
     row: dict[str, Any] = {"agent": record["agent"], "task": record["task_id"], "seed": record["seed"],
-                           "status": record["status"]}
+                           "status": record["status"], "privileged": bool(record.get("privileged"))}
     r = record.get("result")
     usage = record.get("usage") or {}
     if record["status"] != "ok" or not r:

@@ -61,6 +61,8 @@ def summarise(rows: list[dict[str, Any]]) -> dict[str, Any]:
         table = table.reshape(len(members), len(METRICS))
         metrics = {k: bootstrap(table[:, i], f"{agent}\x1f{task}\x1f{k}") for i, k in enumerate(METRICS)}
         out.append({"agent": agent, "task": task, "n": len(members),
+                    # handed the ground truth (the oracle, or any agent that asks): an upper bound
+                    "privileged": any(m.get("privileged") for m in members),
                     "provider_errors": sum(1 for m in members if m["status"] == "provider_error"),
                     "agent_errors": sum(1 for m in members if m["status"] == "agent_error"),
                     "env_errors": sum(1 for m in members if m["status"] == "env_error"),

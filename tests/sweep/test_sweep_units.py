@@ -121,3 +121,12 @@ def test_sweep_command_runs_resumes_and_summarises(tmp_path):
 def test_sweep_command_rejects_bad_input(tmp_path, args, message):
     res = CliRunner().invoke(cli, ["sweep", "--out", str(tmp_path / "x"), "--no-progress", *args])
     assert res.exit_code != 0 and message in res.output
+
+
+def test_an_agent_given_the_ground_truth_is_marked_an_upper_bound():
+    """Any agent that asks for the ground truth (not only one named "oracle") is reported apart."""
+    base = {"task_id": "t", "status": "ok", "result": None}
+    rows = [records.row_of({**base, "agent": "mine", "seed": 0, "privileged": True}),
+            records.row_of({**base, "agent": "runbook", "seed": 0})]
+    groups = {g["agent"]: g for g in stats.summarise(rows)["groups"] if g["task"] == "*"}
+    assert groups["mine"]["privileged"] is True and groups["runbook"]["privileged"] is False
