@@ -365,13 +365,3 @@ def render(spec: PlotSpec, data: dict[str, Any], out_dir: Path) -> list[Path]:
         fig.savefig(png, format="png", metadata=PNG_META)
         fig.savefig(svg, format="svg", metadata=SVG_META)
     return [png, svg]
-
-
-def render_all(eps: list[Ep], out_dir: str | Path) -> dict[str, dict[str, Any]]:
-    """Write every plot into ``out_dir``; returns the plotted data by plot name."""
-    out = Path(out_dir)
-    out.mkdir(parents=True, exist_ok=True)
-    datas = plot_data(eps)
-    for spec in PLOTS:
-        render(spec, datas[spec.name], out)
-    return datas

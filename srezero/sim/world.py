@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import datetime as dt
 from array import array
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import numpy as np
 import simpy
@@ -334,12 +334,3 @@ class World:
             if rep.state != "Terminated":
                 rep.version = target.version
                 self.restart_replica(rep, reason="Rollout", by_agent=True)
-
-    def describe_state(self) -> dict[str, Any]:
-        """A compact dump of live state, for debugging and the debrief; never shown to agents."""
-        return {
-            "t": self.env.now,
-            "replicas": {r.name: r.state for r in self.replica_list},
-            "db_lat_ms": round(self.state.db_lat_ms, 2),
-            "mq_depth": round(self.state.mq_depth, 1),
-        }
