@@ -7,6 +7,7 @@ Commands are registered in ``COMMANDS`` as ``name -> "module:function"`` and loa
 from __future__ import annotations
 
 import importlib
+import importlib.util
 import sys
 
 import click
