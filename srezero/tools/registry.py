@@ -128,23 +128,23 @@ def tool(kind: Kind, cost_s: float) -> Callable[[Callable[..., ToolOutput]], Cal
 TOOL_MODULES = ("read", "consoles", "write", "write_services", "write_nodes", "submit")
 
 
+@functools.cache
+def _import_tool_modules() -> None:
+    """Import every tool module once, then fix the order: by module in TOOL_MODULES, then by line of
+    declaration, whatever happened to import first."""
+    import importlib
+
+    for name in TOOL_MODULES:
+        importlib.import_module(f"srezero.tools.{name}")
+    rank = {f"srezero.tools.{m}": i for i, m in enumerate(TOOL_MODULES)}
+    ordered = sorted(TOOLS.values(), key=lambda t: (rank.get(t.fn.__module__, len(rank)), t.fn.__code__.co_firstlineno))
+    TOOLS.clear()
+    TOOLS.update((t.name, t) for t in ordered)
+
+
 def load_tools() -> dict[str, ToolSpec]:
-    if not _LOADED:
-        import importlib
-
-        for name in TOOL_MODULES:
-            importlib.import_module(f"srezero.tools.{name}")
-        # a fixed order whatever imported first: by module in TOOL_MODULES, then by line of declaration
-        rank = {f"srezero.tools.{m}": i for i, m in enumerate(TOOL_MODULES)}
-        ordered = sorted(TOOLS.values(), key=lambda t: (rank.get(t.fn.__module__, len(rank)),
-                                                        t.fn.__code__.co_firstlineno))
-        TOOLS.clear()
-        TOOLS.update((t.name, t) for t in ordered)
-        _LOADED.append(True)
+    _import_tool_modules()
     return TOOLS
-
-
-_LOADED: list[bool] = []
 
 
 def tool_specs() -> list[dict[str, Any]]:
