@@ -79,6 +79,10 @@ class CacheCrashHerd(TunedConfig):
     def probes(self, w: World) -> tuple[Any, Any]:
         return int(self._dataset(w) * 0.95), int(w.services["cache"].replicas[0].node.mem_total_mb)
 
+    def oracle_fix(self, w: World) -> list[dict[str, Any]]:
+        # the resized pod restarts empty, so one last herd follows the fix: watch it subside (2-4 minutes)
+        return [*super().oracle_fix(w), {"tool": "wait", "args": {"seconds": 120}}]
+
 
 @register
 class CacheAuthFailure(Declared):

@@ -32,9 +32,25 @@ def node_of(target: Any) -> Node:
 
 
 def drain_wait(w: World) -> list[dict[str, Any]]:
-    """After a fix, watch a queue backlog drain before resolving (what a careful engineer does)."""
-    depth = w.state.mq_depth
-    return [{"tool": "wait", "args": {"seconds": 300 if depth > 5000 else 180}}] if depth > 1500 else []
+    """After a fix, watch a queue backlog drain before resolving (what a careful engineer does).
+
+    The wait is the backlog over the healthy worker pool's spare capacity, less the verification
+    window's settling period, and never under 3 minutes (5 for a large backlog)."""
+    st = w.state
+    depth = st.mq_depth
+    if depth <= 1500:
+        return []
+    workers = w.services["worker"]
+    per_replica = min(workers.config["concurrency"], w.services["message_queue"].config["max_inflight"])
+    proc_s = st.worker_proc_ms / 1000.0 * (1.0 + st.db_base_lat_ms / 50.0) * st.worker_job_cost
+    spare = len(workers.replicas) * per_replica / proc_s - st.base_rps * st.publish_frac
+    drain_s = depth / max(spare, 1.0) - 120.0
+    total = max(300 if depth > 5000 else 180, int(-(-drain_s // 30) * 30))
+    waits = []
+    while total > 0:
+        waits.append({"tool": "wait", "args": {"seconds": max(10, min(600, total))}})
+        total -= 600
+    return waits
 
 
 def pow2_below(x: float) -> int:

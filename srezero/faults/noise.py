@@ -39,11 +39,10 @@ from typing import TYPE_CHECKING, Any
 
 from srezero.sim.clock import TICK_S
 from srezero.sim.components import Change, Daemon, Deploy, Event
-from srezero.sim.rng import stream
+from srezero.sim.rng import Stream, stream
 from srezero.sim.topology import AUTHORS
 
 if TYPE_CHECKING:
-    import numpy as np
 
     from srezero.sim.components import Node
     from srezero.sim.world import World
@@ -80,7 +79,7 @@ def schedule(w: World, spec: NoiseSpec, distractors: dict[str, int] | None = Non
             NOISE[name](w, float(k))
 
 
-def _rng(w: World) -> np.random.Generator:
+def _rng(w: World) -> Stream:
     return w.rng_noise
 
 

@@ -10,9 +10,10 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import numpy as np
+if TYPE_CHECKING:
+    from srezero.sim.rng import Stream
 
 
 @dataclass(frozen=True)
@@ -21,18 +22,18 @@ class ConfigKey:
     key: str
     type: type
     description: str
-    default: Callable[[np.random.Generator], Any]
+    default: Callable[[Stream], Any]
 
 
-def _choice(*values: Any) -> Callable[[np.random.Generator], Any]:
+def _choice(*values: Any) -> Callable[[Stream], Any]:
     return lambda rng: values[int(rng.integers(0, len(values)))]
 
 
-def _const(value: Any) -> Callable[[np.random.Generator], Any]:
+def _const(value: Any) -> Callable[[Stream], Any]:
     return lambda rng: value
 
 
-def _int(lo: int, hi: int, step: int = 1) -> Callable[[np.random.Generator], int]:
+def _int(lo: int, hi: int, step: int = 1) -> Callable[[Stream], int]:
     return lambda rng: int(rng.integers(lo // step, hi // step + 1)) * step
 
 
@@ -101,7 +102,7 @@ DYNAMIC_PREFIXES: dict[str, dict[str, type]] = {
 FEATURE_FLAGS = ("async_invoices", "new_pricing", "search_v2", "bulk_export", "smart_retry")
 
 
-def defaults(service: str, rng: np.random.Generator) -> dict[str, Any]:
+def defaults(service: str, rng: Stream) -> dict[str, Any]:
     """Seeded healthy values for every static key of ``service``."""
     return {k.key: k.default(rng) for k in BY_SERVICE.get(service, {}).values()}
 

@@ -11,11 +11,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-import numpy as np
-
 from srezero.sim import config
 from srezero.sim.components import HOST_DAEMONS, Daemon, Deploy, Disk, Node, Replica, Service
-from srezero.sim.rng import suffix
+from srezero.sim.rng import Stream, suffix
 
 SHORT_NAMES = {
     "load_balancer": "lb",
@@ -68,11 +66,11 @@ class Topology:
         raise LookupError("no database replica")
 
 
-def _version(rng: np.random.Generator) -> tuple[int, int, int]:
+def _version(rng: Stream) -> tuple[int, int, int]:
     return (int(rng.integers(1, 4)), int(rng.integers(0, 30)), int(rng.integers(0, 12)))
 
 
-def build(size: TopologySize, rng: np.random.Generator) -> Topology:
+def build(size: TopologySize, rng: Stream) -> Topology:
     topo = Topology()
     n_nodes = size.nodes or int(rng.integers(4, 6))
     zones = ("a", "b", "c")

@@ -14,6 +14,7 @@ A world is built from a :class:`~srezero.task.spec.TaskSpec` and a seed. Its lif
 from __future__ import annotations
 
 import datetime as dt
+import functools
 from array import array
 from typing import TYPE_CHECKING
 
@@ -35,6 +36,19 @@ if TYPE_CHECKING:
 HISTORY_S = 1800.0
 SPARE_REPLICAS = 24
 EPOCH = dt.datetime(2026, 3, 2, 8, 0, tzinfo=dt.UTC)
+
+
+@functools.lru_cache(maxsize=64)
+def _sigma_table(n_nodes: int, n_replicas: int, n_rows: int) -> np.ndarray:
+    """Measurement-noise sigma per row for a layout (services, nodes, the initial replicas; spare
+    rows exact). Shared between worlds of the same shape, so read-only."""
+    per = [M.NOISE_SIGMA.get(m, 0.0) for kind in SERVICE_KINDS for m in M.metric_names(kind)]
+    per += [M.NOISE_SIGMA.get(m, 0.0) for m in M.NODE_METRICS] * n_nodes
+    per += [M.NOISE_SIGMA.get(m, 0.0) for m in M.REPLICA_METRICS] * n_replicas
+    sig = np.zeros(n_rows)
+    sig[: len(per)] = per
+    sig.setflags(write=False)
+    return sig
 
 
 class World:
@@ -76,7 +90,7 @@ class World:
         self.col = self.history_cols - 1
         tn = self.rng_world.normal(0.0, 0.025, size=n_cols)
         self.traffic_noise = (1.0 + np.clip(tn, -0.08, 0.08)).tolist()
-        self.meas_noise = self.rng_surface.normal(0.0, 1.0, size=4099)
+        self._meas_seed = self.rng_surface.getrandbits(128)  # the table is drawn when first read
         self.env = simpy.Environment(initial_time=(self.history_cols - 1) * TICK_S)
         self.t_page = 0.0
         self.paged = False
@@ -113,36 +127,33 @@ class World:
         st.db_capacity_qps = db_load / float(r.uniform(0.28, 0.36))
 
     def _layout(self) -> None:
-        self.row_of: dict[tuple[str, str], int] = {}
+        row_of: dict[tuple[str, str], int] = {}
         n = 0
         for kind in SERVICE_KINDS:
-            svc = self.services[kind]
-            svc.row = n
-            for i, m in enumerate(M.metric_names(kind)):
-                self.row_of[(kind, m)] = n + i
-            n += len(M.metric_names(kind))
+            names = M.metric_names(kind)
+            self.services[kind].row = n
+            row_of.update(zip([(kind, m) for m in names], range(n, n + len(names))))
+            n += len(names)
+        width = len(M.NODE_METRICS)
         for node in self.topo.nodes:
             node.row = n
-            for i, m in enumerate(M.NODE_METRICS):
-                self.row_of[(node.name, m)] = n + i
-            n += len(M.NODE_METRICS)
+            row_of.update(zip([(node.name, m) for m in M.NODE_METRICS], range(n, n + width)))
+            n += width
+        self.row_of = row_of
         self._replica_base = n
         self.n_rows = n + (len(self.replica_list) + SPARE_REPLICAS) * len(M.REPLICA_METRICS)
         self._next_replica_row = n
         for rep in self.replica_list:
             self._assign_rows(rep)
-        sig = np.zeros(self.n_rows)
-        for (_, metric), row in self.row_of.items():
-            sig[row] = M.NOISE_SIGMA.get(metric, 0.0)
-        self._sigma = sig
+        self._sigma = _sigma_table(len(self.topo.nodes), len(self.replica_list), self.n_rows)
 
     def _assign_rows(self, rep: Replica) -> None:
-        rep.row = self._next_replica_row
-        self._next_replica_row += len(M.REPLICA_METRICS)
+        rep.row = row = self._next_replica_row
+        width = len(M.REPLICA_METRICS)
+        self._next_replica_row += width
         if self._next_replica_row > self.n_rows:
             raise RuntimeError("replica rows exhausted")
-        for i, m in enumerate(M.REPLICA_METRICS):
-            self.row_of[(rep.name, m)] = rep.row + i
+        self.row_of.update(zip([(rep.name, m) for m in M.REPLICA_METRICS], range(row, row + width)))
 
     @classmethod
     def build(cls, spec: TaskSpec, seed: int) -> World:
@@ -249,6 +260,11 @@ class World:
     def sector(self, disk: Disk) -> int:
         base = 1_000_000 + (disk.serial.__len__() * 7919 + self.seed * 104729) % 900_000_000
         return base + int(self.meas_noise[self.col % 4099] * 1000) % 5000 * 8
+
+    @functools.cached_property
+    def meas_noise(self) -> np.ndarray:
+        """A fixed table of standard normals for measurement noise (drawn on first use, same draws)."""
+        return np.random.Generator(np.random.PCG64(self._meas_seed)).normal(0.0, 1.0, size=4099)
 
     def author(self) -> str:
         return topology.AUTHORS[int(self.rng_surface.integers(0, len(topology.AUTHORS)))]
