@@ -3,8 +3,9 @@
 The simulation is deterministic in (task, seed, actions), so "what would have happened without
 those writes" is not a guess: the episode is replayed in a fresh world with every wrong write (a
 write that addressed no root cause, :mod:`srezero.scoring.writes`) replaced by waiting for the
-same simulated time, and both worlds run the same verification window. Collateral impact is the
-difference at the edge, from the page to the end of verification:
+same simulated time, and both worlds run on through the verification window's settling period
+(with the same relapse probes), where the consequences of the last actions show. Collateral impact
+is the difference at the edge, from the page to the end of that settling period:
 
 * ``errors``: extra failed client requests (error ratio x request rate, integrated over time);
 * ``slo_breach_s``: seconds during which the real world breached an edge SLO and the counterfactual
@@ -24,7 +25,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from srezero.scoring.mitigation import slo_limits, slo_rows, verify
+from srezero.scoring.mitigation import settle_s, slo_limits, slo_rows, start_probes
 from srezero.sim.clock import TICK_S
 
 if TYPE_CHECKING:
@@ -37,7 +38,9 @@ ZERO = {"errors": 0.0, "slo_breach_s": 0.0, "p99_excess_ms": 0.0}
 def replay(spec: TaskSpec, seed: int, steps: list[dict[str, Any]], skip: set[int], invalid_cost_s: float) -> World:
     """Rebuild the world and replay the episode's writes (except those in ``skip``), keeping time.
 
-    ``steps`` are trajectory entries (step, tool, args, ok). Returns the world, verified."""
+    ``steps`` are trajectory entries (step, tool, args, ok). Returns the world at the end of the
+    verification window's settling period (the rest of the window would only cost time: nothing the
+    agent did is left to show there that the settling period has not shown)."""
     from srezero.sim.world import World
     from srezero.tools.context import ToolContext
     from srezero.tools.registry import ToolError, load_tools
@@ -59,12 +62,13 @@ def replay(spec: TaskSpec, seed: int, steps: list[dict[str, Any]], skip: set[int
             with contextlib.suppress(ToolError, TypeError, ValueError, KeyError):
                 t.fn(ctx, **s["args"])
         w.advance(t.cost_s)
-    verify(w, w.faults)
+    start_probes(w, w.faults)
+    w.advance(settle_s(spec.verify_window_s))
     return w
 
 
 def compare(actual: World, cf: World, col0: int) -> dict[str, float]:
-    """Edge impact of ``actual`` beyond ``cf`` over columns ``col0..`` (both verified)."""
+    """Edge impact of ``actual`` beyond ``cf`` over the columns both have, from ``col0``."""
     c1 = min(actual.col, cf.col)
     if c1 <= col0:
         return dict(ZERO)

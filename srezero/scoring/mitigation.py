@@ -65,15 +65,23 @@ def losses(w: World) -> list[str]:
     return out
 
 
-def verify(w: World, faults: list[Fault]) -> dict[str, Any]:
-    """Run the verification window on ``w`` and judge it. Advances the world."""
-    window = w.spec.verify_window_s
-    settle = settle_s(window)
+def start_probes(w: World, faults: list[Fault]) -> list[Fault]:
+    """Schedule the relapse probes of the injected faults (they fire after the settling period);
+    returns the injected faults."""
+    settle = settle_s(w.spec.verify_window_s)
     injected = [f for f in faults if f.injected]
     for f in injected:
         probe = getattr(f, "relapse_probe", None)
         if probe is not None:
             w.env.process(probe(w, settle))
+    return injected
+
+
+def verify(w: World, faults: list[Fault]) -> dict[str, Any]:
+    """Run the verification window on ``w`` and judge it. Advances the world."""
+    window = w.spec.verify_window_s
+    settle = settle_s(window)
+    injected = start_probes(w, faults)
     rows = slo_rows(w)
     limits = slo_limits(w)
     healed_at_start = {id(f) for f in injected if f.neutralised(w)}

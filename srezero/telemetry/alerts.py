@@ -81,7 +81,9 @@ class AlertBook:
         self._np = np
         self._rows = np.array([row if row is not None else 0 for _, _, row in self._targets], dtype=np.intp)
         self._thr = np.array([r.threshold for r, _, _ in self._targets])
-        self._gt = np.array([r.op in (">", ">=") for r, _, _ in self._targets])
+        # one comparison for every rule: value * sign > threshold * sign (negation is exact)
+        self._sign = np.array([1.0 if r.op in (">", ">=") else -1.0 for r, _, _ in self._targets])
+        self._sthr = self._thr * self._sign
         self._computed = [i for i, (_, _, row) in enumerate(self._targets) if row is None]
         self._keys = [(r.name, e) for r, e, _ in self._targets]
         self._pending_i: dict[int, float] = {}
@@ -108,12 +110,12 @@ class AlertBook:
                     values[i] = self._value(ent, rule.metric, None)
             else:
                 values[self._computed] = 0.0
-        breached = np.where(self._gt, values > self._thr, values < self._thr)
-        hot = np.flatnonzero(breached).tolist()
+        hot = ((values * self._sign) > self._sthr).nonzero()[0].tolist()
         pending = self._pending_i
         active = self.active
         keys = self._keys
-        for i in [i for i in pending if not breached[i]]:
+        hot_set = set(hot)
+        for i in [i for i in pending if i not in hot_set]:
             del pending[i]
             inst = active.pop(keys[i], None)
             if inst is not None:
