@@ -29,42 +29,45 @@ def update_nodes(w: World, vals) -> None:
             conns += rep.rps * 2.0 + rep.conns
         cpu += node.extra_cpu
         node.cpu_used = cpu
-        node.mem_used_mb = mem + 1800.0 + node.extra_mem_mb
-        node.fds_used = int(fds + 2400) + node.extra_fds
-        node.conntrack_used = int(conns * 30.0 + 1200)
+        node.mem_used_mb = mem_used = mem + 1800.0 + node.extra_mem_mb
+        node.fds_used = fds_used = int(fds + 2400) + node.extra_fds
+        node.conntrack_used = conntrack = int(conns * 30.0 + 1200)
         # outbound connections park their ephemeral port in TIME_WAIT for 60 s; tcp_tw_reuse recycles them
         node.ports_used = int(conns * (1.5 if node.tw_reuse else 6.0)) + 300
-        if node.up and node.mem_used_mb > node.mem_total_mb:
+        up = node.up
+        if up and mem_used > node.mem_total_mb:
             victim = max((r for r in node.replicas if r.state == "Running"), key=lambda r: r.mem_mb, default=None)
             if victim is not None:
                 w.dmesg(node, f"Out of memory: Killed process {2000 + victim.index * 41} ({victim.kind}) "
                         f"total-vm:{int(victim.mem_mb * 1100)}kB, anon-rss:{int(victim.mem_mb * 1000)}kB, oom_score_adj:0")
                 w.emit("Warning", "OOMKilling", node.name, f"Out of memory: Killed process ({victim.kind}) on {node.name}")
                 w.restart_replica(victim, reason="OOMKilled", by_agent=False)
-        if node.conntrack_used > node.conntrack_max:
+        if conntrack > node.conntrack_max:
             w.dmesg(node, "nf_conntrack: nf_conntrack: table full, dropping packet", every=2)
-        root, data = node.disks[0], node.disks[-1]
+        disks = node.disks
+        root, data = disks[0], disks[-1]
+        r_cap = root.capacity_gb
+        d_cap = data.capacity_gb
         r_used = root.used_gb + root.growth_gb_per_h * _PER_TICK_H
         d_used = data.used_gb + data.growth_gb_per_h * _PER_TICK_H
-        root.used_gb = r_used if r_used < root.capacity_gb else root.capacity_gb
-        node.root_full = root.used_gb >= root.capacity_gb * 0.999
-        data.used_gb = d_used if d_used < data.capacity_gb else data.capacity_gb
-        if root.latency_mult != 1.0 or data.latency_mult != 1.0 or data.used_gb >= data.capacity_gb * 0.999 \
-                or root.used_gb >= root.capacity_gb * 0.999:
+        root.used_gb = r_used = r_used if r_used < r_cap else r_cap
+        node.root_full = r_full = r_used >= r_cap * 0.999
+        data.used_gb = d_used = d_used if d_used < d_cap else d_cap
+        if root.latency_mult != 1.0 or data.latency_mult != 1.0 or d_used >= d_cap * 0.999 or r_full:
             disk_lat = max(root.latency_ms, data.latency_ms)
         else:
             disk_lat = root.base_latency_ms if root.base_latency_ms > data.base_latency_ms else data.base_latency_ms
-        if node.up:
+        if up:
             cpu_pct = cpu / node.cores * 100.0 + 3.0
-            mem_pct = node.mem_used_mb / node.mem_total_mb * 100.0
+            mem_pct = mem_used / node.mem_total_mb * 100.0
             cpu_pct = cpu_pct if cpu_pct < 100.0 else 100.0
             mem_pct = mem_pct if mem_pct < 100.0 else 100.0
         else:
             cpu_pct = mem_pct = 0.0
         vals[base : base + 10] = array("d", (
-            cpu_pct, mem_pct, root.used_gb / root.capacity_gb * 100.0, data.used_gb / data.capacity_gb * 100.0,
+            cpu_pct, mem_pct, r_used / r_cap * 100.0, d_used / d_cap * 100.0,
             float(root.io_errors + data.io_errors), disk_lat,
-            node.nic_loss * 100.0 + (15.0 if node.nic_flapping else 0.0), node.conntrack_used, node.fds_used,
+            node.nic_loss * 100.0 + (15.0 if node.nic_flapping else 0.0), conntrack, fds_used,
             (1.0 - node.thermal_factor) * 100.0))
 
 
