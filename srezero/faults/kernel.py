@@ -16,6 +16,7 @@ from srezero.faults.base import Fault, FaultMeta, Param, Remedy, RootCause, Sign
 from srezero.sim.clock import TICK_S
 from srezero.sim.components import Daemon, Node
 from srezero.sim.lifecycle import LISTEN_PORT
+from srezero.sim.queue import job_seconds
 
 if TYPE_CHECKING:
     from srezero.sim.world import World
@@ -42,7 +43,7 @@ def drain_wait(w: World) -> list[dict[str, Any]]:
         return []
     workers = w.services["worker"]
     per_replica = min(workers.config["concurrency"], w.services["message_queue"].config["max_inflight"])
-    proc_s = st.worker_proc_ms / 1000.0 * (1.0 + st.db_base_lat_ms / 50.0) * st.worker_job_cost
+    proc_s = job_seconds(st, st.db_base_lat_ms)
     spare = len(workers.replicas) * per_replica / proc_s - st.base_rps * st.publish_frac
     drain_s = depth / max(spare, 1.0) - 120.0
     total = max(300 if depth > 5000 else 180, int(-(-drain_s // 30) * 30))

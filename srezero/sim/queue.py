@@ -10,7 +10,13 @@ from typing import TYPE_CHECKING
 from srezero.sim.clock import TICK_S
 
 if TYPE_CHECKING:
+    from srezero.sim.state import ModelState
     from srezero.sim.world import World
+
+
+def job_seconds(st: ModelState, db_lat: float) -> float:
+    """Seconds a worker spends on one job when the database answers in ``db_lat`` ms."""
+    return st.worker_proc_ms / 1000.0 * (1.0 + db_lat / 50.0) * st.worker_job_cost
 
 
 def queue_tick(w: World, published: float, db_lat: float, db_err_prev: float, db_up: bool, db_hosts_ok: bool):
@@ -25,7 +31,7 @@ def queue_tick(w: World, published: float, db_lat: float, db_err_prev: float, db
     wk = S["worker"]
     wkc = wk.config
     workers_ready = [r for r in wk.replicas if r.state == "Running"]
-    proc_s = st.worker_proc_ms / 1000.0 * (1.0 + db_lat / 50.0) * st.worker_job_cost
+    proc_s = job_seconds(st, db_lat)
     per_rep = min(wkc["concurrency"], mqc["max_inflight"])
     slots = len(workers_ready) * per_rep
     vt = mqc["visibility_timeout_s"]
