@@ -63,3 +63,31 @@ def test_specific_bad_inputs_have_clear_errors() -> None:
         assert not obs.ok, action
         assert expected in obs.text, (action, obs.text)
     assert env.st.invalid == len(cases)
+
+
+scalars = st.none() | st.booleans() | st.integers(-3, 3) | st.floats(allow_nan=True) | st.sampled_from(
+    ["", "database", "web_server", "error", "1", "-0.0", "true"])
+arg_names = st.sampled_from(["service", "target", "replicas", "limit", "window_s", "errors_only", "value", "key", "x"])
+
+
+@settings(max_examples=600, deadline=None)
+@given(st.sampled_from([t["name"] for t in _ENV.tool_specs()]),
+       st.lists(st.dictionaries(arg_names, scalars, max_size=3), min_size=1, max_size=4))
+def test_memoised_validation_matches_the_validator(tool, calls) -> None:
+    """Verdicts on scalar arguments are memoised (1, 1.0 and True are equal in Python, not to the
+    validator): each call, repeated, gets exactly what a fresh validation gives, as a fresh dict."""
+    from srezero.tools.registry import ToolError, load_tools
+
+    spec = load_tools()[tool]
+    for args in calls + calls:
+        try:
+            want: object = spec._validate(args)
+        except ToolError as exc:
+            want = f"error: {exc}"
+        try:
+            got: object = spec.validate(args)
+        except ToolError as exc:
+            got = f"error: {exc}"
+        assert repr(got) == repr(want)
+        if isinstance(got, dict):
+            got["mutated"] = 1  # the caller owns its dict: the memo is unaffected

@@ -48,6 +48,7 @@ def replay(spec: TaskSpec, seed: int, steps: list[dict[str, Any]], skip: set[int
     tools = load_tools()
     w = World.build(spec, seed)
     w.page()
+    w.alerts_live = False  # nobody reads the replay's alerts; only its page time matters
     ctx = ToolContext(w, None)
     for s in steps:
         name = s.get("tool")

@@ -78,7 +78,11 @@ def start_probes(w: World, faults: list[Fault]) -> list[Fault]:
 
 
 def verify(w: World, faults: list[Fault]) -> dict[str, Any]:
-    """Run the verification window on ``w`` and judge it. Advances the world."""
+    """Run the verification window on ``w`` and judge it. Advances the world.
+
+    The episode is over, so nothing reads alerts any more: their evaluation stops (their state
+    stays as it was at the end of the episode)."""
+    w.alerts_live = False
     window = w.spec.verify_window_s
     settle = settle_s(window)
     injected = start_probes(w, faults)

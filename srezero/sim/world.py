@@ -94,6 +94,9 @@ class World:
         self.env = simpy.Environment(initial_time=(self.history_cols - 1) * TICK_S)
         self.t_page = 0.0
         self.paged = False
+        # Alert rules are evaluated only while someone can read them: the episode's verification
+        # window and a counterfactual replay after its page have no reader, so they skip the work.
+        self.alerts_live = True
         from srezero.telemetry.alerts import AlertBook
 
         self.alerts = AlertBook(self)
@@ -190,7 +193,8 @@ class World:
             for rep in self.replica_list:
                 if rep.err_causes:
                     self.cause_hist.setdefault(rep.name, []).append((col, rep.err_causes, rep.rps))
-            self.alerts.evaluate()
+            if self.alerts_live:
+                self.alerts.evaluate()
 
     @property
     def now(self) -> float:
@@ -265,6 +269,11 @@ class World:
     def meas_noise(self) -> np.ndarray:
         """A fixed table of standard normals for measurement noise (drawn on first use, same draws)."""
         return np.random.Generator(np.random.PCG64(self._meas_seed)).normal(0.0, 1.0, size=4099)
+
+    @functools.cached_property
+    def meas_noise_list(self) -> list[float]:
+        """:attr:`meas_noise` as Python floats, for code that draws one value at a time."""
+        return self.meas_noise.tolist()
 
     def author(self) -> str:
         return topology.AUTHORS[int(self.rng_surface.integers(0, len(topology.AUTHORS)))]

@@ -113,7 +113,7 @@ class _Rand:
     __slots__ = ("key", "table")
 
     def __init__(self, w: World, *parts: int) -> None:
-        self.table = w.meas_noise
+        self.table = w.meas_noise_list  # Python floats: numpy scalar arithmetic is several times slower
         k = 0
         for p in parts:
             k = (k * 1_000_003 + p) & 0xFFFFFFFF

@@ -22,6 +22,8 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model
 
 Kind = Literal["read", "write", "submit"]
+_SCALARS = frozenset((str, int, float, bool, type(None)))
+_MAX_VERDICTS = 4096  # per tool; cleared when full (agents' distinct calls per run are far fewer)
 
 
 class ToolError(Exception):
@@ -78,8 +80,35 @@ class ToolSpec:
     def arg_names(self) -> tuple[str, ...]:
         return tuple(p.name for p in self.params)
 
+    @functools.cached_property
+    def _verdicts(self) -> dict[tuple[Any, ...], dict[str, Any] | str]:
+        return {}
+
     def validate(self, args: dict[str, Any]) -> dict[str, Any]:
-        """Validate and coerce arguments; raise ToolError with a readable message."""
+        """Validate and coerce arguments; raise ToolError with a readable message.
+
+        Agents repeat the same calls (and the same mistakes) all the time, so verdicts on flat,
+        scalar arguments are memoised: the key holds each value's type (``1``, ``1.0`` and ``True``
+        are equal in Python but not to the validator) and floats by ``repr`` (``-0.0``, ``nan``)."""
+        if all(type(v) in _SCALARS for v in args.values()):
+            key = tuple((k, type(v), repr(v) if type(v) is float else v) for k, v in args.items())
+            verdict = self._verdicts.get(key)
+            if verdict is None:
+                try:
+                    verdict = self._validate(args)
+                    if not all(type(v) in _SCALARS for v in verdict.values()):  # mutable output: never share
+                        return verdict
+                except ToolError as exc:
+                    verdict = str(exc)
+                if len(self._verdicts) >= _MAX_VERDICTS:
+                    self._verdicts.clear()
+                self._verdicts[key] = verdict
+            if type(verdict) is str:
+                raise ToolError(verdict)
+            return dict(verdict)
+        return self._validate(args)
+
+    def _validate(self, args: dict[str, Any]) -> dict[str, Any]:
         try:
             obj = self.model.model_validate(args)
         except ValidationError as exc:
