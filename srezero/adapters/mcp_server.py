@@ -85,8 +85,8 @@ class EpisodeServer(MCPServer):
     def play(self, name: str, arguments: dict[str, Any] | None) -> CallToolResult:
         """One step; returns the observation text, flagged ``is_error`` when the action was invalid."""
         if self.env.result is not None:
-            where = f"; record: {self.record_written}" if self.record_written else ""
-            text = f"error: the episode has ended ({summary_line(self.env.result)}){where}"
+            # never name the record's path: it holds the ground truth, and the agent may read files
+            text = f"error: the episode has ended ({summary_line(self.env.result)})"
             return CallToolResult(content=[TextContent(type="text", text=text)], is_error=True)
         args = self._decode_json_strings(name, arguments or {})
         obs, _reward, _terminated, _truncated, info = self.env.step({"tool": str(name), "args": args})

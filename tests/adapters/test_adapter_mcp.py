@@ -56,8 +56,12 @@ def _check_listing(listing: Any) -> None:
 def test_in_process_client_plays_the_oracle_to_the_core_marks(oracle, tmp_path: Path) -> None:
     record = tmp_path / "rec.json"
     server = EpisodeServer(TASK, SEED, record=record)
-    results = _list_and_play(server, oracle.actions)
+    *results, after_end = _list_and_play(server, [*oracle.actions, {"tool": "get_alerts", "args": {}}])
     assert not any(r.is_error for r in results)
+    # the record holds the ground truth: no tool result may tell the agent where it is
+    assert after_end.is_error and "episode has ended" in after_end.content[0].text
+    assert all(str(tmp_path) not in r.content[0].text and "rec.json" not in r.content[0].text
+               for r in [*results, after_end])
     assert [r.content[0].text.startswith(t) for r, t in zip(results, oracle.texts)] == [True] * len(results)
     assert "episode ended: marks" in results[-1].content[0].text
     assert server.env.result == oracle.result
