@@ -1,10 +1,12 @@
 """The numbers behind every table and plot, as plain lists (JSON-able), computed from episode rows.
 
 Each ``*_data`` function returns exactly what its plot draws, so tests check a plot by its data
-rather than its pixels, and the HTML report can embed the same numbers. Only scored episodes
-(``status == "ok"``) enter most means; the outcome means (marks, success, diagnosis, mitigation,
-evidence) count every episode, a failed one as zero, exactly as summary.json does, so an agent cannot
-drop the episodes it would fail by raising an exception.
+rather than its pixels, and the HTML report can embed the same numbers. Every outcome (marks and
+their terms, success, diagnosis, mitigation, evidence) counts every episode, a failed one (provider,
+agent or environment error) as zero, in every table and plot, exactly as summary.json does: an agent
+cannot drop the episodes it would fail by raising an exception. LLM spend counts every episode too.
+Only process measures (invalid actions, wrong fixes, TTD, TTM) are over scored episodes
+(``status == "ok"``), since a failed episode has none.
 """
 
 from __future__ import annotations
@@ -89,7 +91,7 @@ def leaderboard(eps: list[Ep]) -> list[dict[str, Any]]:
         ok = scored(all_eps)
         marks, lo, hi = mean_ci([e.marks for e in all_eps], agent, "marks")
         succ, slo, shi = mean_ci([float(e.success) for e in all_eps], agent, "success")
-        costs = [e.cost_usd for e in ok if e.cost_usd is not None]
+        costs = [e.cost_usd for e in all_eps if e.cost_usd is not None]  # a failed call is still paid for
         rows.append({
             "agent": agent, "upper_bound": all_eps[0].upper_bound, "episodes": len(all_eps), "n": len(ok),
             "errors": len(all_eps) - len(ok),
@@ -122,7 +124,7 @@ def grouped_marks(eps: list[Ep], group: Callable[[Ep], Iterable[str]], order: It
     """Mean marks (and n) per (group, agent); an episode may belong to several groups (layers)."""
     agents = agent_order(eps)
     cells: dict[tuple[str, str], list[float]] = {}
-    for e in scored(eps):
+    for e in eps:
         for g in group(e):
             cells.setdefault((g, e.agent), []).append(e.marks)
     seen = sorted({g for g, _ in cells})
@@ -142,7 +144,7 @@ def overall_marks_data(eps: list[Ep]) -> dict[str, Any]:
 
 def success_evidence_data(eps: list[Ep]) -> dict[str, Any]:
     """Per agent: mean evidence coverage and success rate; per episode: (coverage, success) points."""
-    groups = by_agent(scored(eps))
+    groups = by_agent(eps)
     agents = [a for a in agent_order(eps) if a in groups]
     return {
         "agents": agents, "upper_bound": [groups[a][0].upper_bound for a in agents],
@@ -175,8 +177,9 @@ def errors_data(eps: list[Ep]) -> dict[str, Any]:
 
 
 def components_data(eps: list[Ep]) -> dict[str, Any]:
-    """Mean of each marks term per agent (penalties negative). Terms sum to the mean of raw marks."""
-    groups = by_agent(scored(eps))
+    """Mean of each marks term per agent (penalties negative). Terms sum to the mean of raw marks
+    (a failed episode has no terms and marks 0)."""
+    groups = by_agent(eps)
     agents = [a for a in agent_order(eps) if a in groups]
     return {"agents": agents, "upper_bound": [groups[a][0].upper_bound for a in agents], "terms": list(TERMS),
             "values": [[clean(_mean(e.terms.get(t, 0.0) for e in groups[a])) for a in agents] for t in TERMS],
@@ -188,7 +191,7 @@ def heatmap_data(eps: list[Ep]) -> dict[str, Any]:
     agents = agent_order(eps)
     tasks = sorted({e.task_id for e in eps})
     cells: dict[tuple[str, str], list[float]] = {}
-    for e in scored(eps):
+    for e in eps:
         cells.setdefault((e.task_id, e.agent), []).append(float(e.success))
     return {"tasks": tasks, "agents": agents, "upper_bound": upper_bounds(eps),
             "success": [[clean(_mean(cells.get((t, a), []))) for a in agents] for t in tasks],
@@ -214,8 +217,9 @@ def ttd_ttm_data(eps: list[Ep]) -> dict[str, Any]:
 
 
 def cost_data(eps: list[Ep]) -> dict[str, Any]:
-    """(cost_usd, marks) per scored episode of each agent whose records carry ``usage`` (LLM agents)."""
-    groups = by_agent(e for e in scored(eps) if e.is_llm)
+    """(cost_usd, marks) per episode of each agent whose records carry ``usage`` (LLM agents); a
+    failed episode is drawn at marks 0 with what it cost."""
+    groups = by_agent(e for e in eps if e.is_llm)
     agents = [a for a in agent_order(eps) if a in groups]
     return {"agents": agents,
             "cost_usd": [[round(e.cost_usd or 0.0, 8) for e in groups[a]] for a in agents],

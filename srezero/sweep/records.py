@@ -91,12 +91,15 @@ def task_hash(spec: Any) -> str:
     return "sha256:" + hashlib.sha256(blob).hexdigest()[:16]
 
 
+def record_paths(run_dir: str | Path) -> list[Path]:
+    """The path of every episode record of a run, sorted (agent, task, seed)."""
+    root = Path(run_dir) / EPISODES
+    return sorted(root.glob("*/*/seed-*.json")) if root.is_dir() else []
+
+
 def iter_records(run_dir: str | Path) -> Iterator[dict[str, Any]]:
     """Every episode record of a run, in sorted path order (agent, task, seed)."""
-    root = Path(run_dir) / EPISODES
-    if not root.is_dir():
-        return
-    for p in sorted(root.glob("*/*/seed-*.json")):
+    for p in record_paths(run_dir):
         yield orjson.loads(p.read_bytes())
 
 
@@ -116,6 +119,7 @@ def row_of(record: dict[str, Any]) -> dict[str, Any]:
         # are re-run with --retry-errors; the error counts stay visible in the summary.
         row.update(dict.fromkeys(METRICS))
         row.update(dict.fromkeys(FAILED_AS_ZERO, 0.0))
+        row.update(_spend(usage))  # what a failed episode cost was still paid
         return row
     steps = max(1, int(r["steps"]))
     writes = len(r.get("writes") or ())
@@ -131,10 +135,14 @@ def row_of(record: dict[str, Any]) -> dict[str, Any]:
         "ttd_s": None if r.get("ttd_s") is None else float(r["ttd_s"]),
         "ttm_s": None if r.get("ttm_s") is None else float(r["ttm_s"]),
         "steps": float(r["steps"]),
-        "tokens": float(usage.get("prompt_tokens", 0) + usage.get("completion_tokens", 0)),
-        "cost_usd": float(usage.get("cost_usd", 0.0)),
+        **_spend(usage),
     })
     return row
+
+
+def _spend(usage: dict[str, Any]) -> dict[str, float]:
+    return {"tokens": float(usage.get("prompt_tokens", 0) + usage.get("completion_tokens", 0)),
+            "cost_usd": float(usage.get("cost_usd", 0.0))}
 
 
 def write_csv(path: Path, header: list[str], rows: Iterable[list[Any]]) -> None:

@@ -228,7 +228,11 @@ def sweep(out: str | Path, agents: list[AgentSpec], specs: dict[str, Any], seeds
                 on_batch(len(results))
     finally:
         bar.close()
-    summary = write_summary(out, rows, stats)
+    # the summary covers the whole run directory, not just what this invocation asked for (a rerun
+    # with one more agent, or fewer seeds, must not shrink it)
+    planned = {rec.record_path(out, a, t, s) for a, t, s in pending} | set(done)
+    others = [rec.row_of(r) for r in _load(p for p in rec.record_paths(out) if p not in planned)]
+    summary = write_summary(out, rows + others, stats)
     return SweepResult(out, total, len(pending), len(done), rows, summary)
 
 

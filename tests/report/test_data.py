@@ -27,6 +27,16 @@ def _ok(recs: list[dict[str, Any]], agent: str) -> list[dict[str, Any]]:
     return [r for r in recs if r["agent"] == agent and r["status"] == "ok"]
 
 
+ZERO_RESULT = {"marks": 0.0, "success": False, "evidence_coverage": 0.0, "marks_terms": {}}
+
+
+def _outcomes(recs: list[dict[str, Any]], agent: str) -> list[dict[str, Any]]:
+    """Every episode of ``agent`` as the outcome the report counts: a failed one is a zero, so an agent
+    cannot improve its numbers by raising an exception (or by its provider failing)."""
+    return [{**r, "result": r["result"] if r["status"] == "ok" else ZERO_RESULT}
+            for r in recs if r["agent"] == agent]
+
+
 @pytest.fixture(scope="module")
 def pdata(small_run: Run) -> dict[str, dict[str, Any]]:
     return plot_data(load_run(small_run[0]).episodes)
@@ -65,7 +75,7 @@ def test_success_against_evidence(small_run: Run, pdata: dict[str, dict[str, Any
     recs = small_run[1]
     d = pdata["success_vs_evidence"]
     for i, agent in enumerate(d["agents"]):
-        ok = _ok(recs, agent)
+        ok = _outcomes(recs, agent)
         cov = [r["result"]["evidence_coverage"] for r in ok]
         succ = [float(r["result"]["success"]) for r in ok]
         assert d["evidence"][i] == close(statistics.fmean(cov))
@@ -98,9 +108,9 @@ def test_marks_components(small_run: Run, pdata: dict[str, dict[str, Any]]) -> N
     d = pdata["marks_components"]
     assert d["terms"][:4] == ["diagnosis", "mitigation", "evidence", "success"]
     for i, agent in enumerate(d["agents"]):
-        ok = _ok(recs, agent)
+        ok = _outcomes(recs, agent)
         for t, term in enumerate(d["terms"]):
-            assert d["values"][t][i] == close(statistics.fmean(r["result"]["marks_terms"][term] for r in ok))
+            assert d["values"][t][i] == close(statistics.fmean(r["result"]["marks_terms"].get(term, 0.0) for r in ok))
         unclamped = statistics.fmean(sum(r["result"]["marks_terms"].values()) for r in ok)
         assert sum(d["values"][t][i] for t in range(len(d["terms"]))) == close(unclamped, 1e-4)
     oracle = d["agents"].index("oracle")
@@ -113,11 +123,12 @@ def test_success_heatmap(small_run: Run, pdata: dict[str, dict[str, Any]]) -> No
     assert d["tasks"] == ["inc-001", "inc-002", "inc-003"]
     for r, task in enumerate(d["tasks"]):
         for c, agent in enumerate(d["agents"]):
-            ok = [x for x in _ok(recs, agent) if x["task_id"] == task]
+            ok = [x for x in _outcomes(recs, agent) if x["task_id"] == task]
             want = statistics.fmean(float(x["result"]["success"]) for x in ok) if ok else None
             assert d["success"][r][c] == (close(want) if ok else None)
             assert d["n"][r][c] == len(ok)
-    assert d["success"][2][d["agents"].index(LLM)] is None  # its only inc-003 episode errored
+    # its only inc-003 episode errored: a failure on that task, not a gap in the map
+    assert d["success"][2][d["agents"].index(LLM)] == 0.0
 
 
 def test_marks_by_difficulty_and_layer(small_run: Run, pdata: dict[str, dict[str, Any]]) -> None:
@@ -129,7 +140,7 @@ def test_marks_by_difficulty_and_layer(small_run: Run, pdata: dict[str, dict[str
         assert sorted(d["groups"]) == expected_groups
         for g, group in enumerate(d["groups"]):
             for a, agent in enumerate(d["agents"]):
-                marks = [r["result"]["marks"] for r in _ok(recs, agent) if group in groups_of(tasks[r["task_id"]])]
+                marks = [r["result"]["marks"] for r in _outcomes(recs, agent) if group in groups_of(tasks[r["task_id"]])]
                 assert d["n"][g][a] == len(marks)
                 assert d["mean"][g][a] == (close(statistics.fmean(marks)) if marks else None)
     difficulties = pdata["marks_by_difficulty"]["groups"]
@@ -150,9 +161,9 @@ def test_ttd_ttm_distributions(small_run: Run, pdata: dict[str, dict[str, Any]])
 def test_cost_plot_shows_only_llm_episodes(small_run: Run, pdata: dict[str, dict[str, Any]]) -> None:
     d = pdata["marks_vs_cost"]
     assert d["agents"] == [LLM]
-    assert d["cost_usd"] == [[0.0125, 0.025]]
-    assert d["tokens"] == [[1100, 2100]]
-    assert d["marks"] == [[r["result"]["marks"] for r in _ok(small_run[1], LLM)]]
+    assert d["cost_usd"] == [[0.0125, 0.025, 0.0]]  # the provider-error episode too: spend is spend
+    assert d["tokens"] == [[1100, 2100, 0]]
+    assert d["marks"] == [[r["result"]["marks"] for r in _outcomes(small_run[1], LLM)]]
 
 
 def test_cost_plot_empty_state_without_llm(tmp_path: Path, small_run: Run) -> None:
@@ -190,7 +201,7 @@ def test_failure_categories(small_run: Run) -> None:
 def test_leaderboard_counts_errors_apart(small_run: Run) -> None:
     rows = {r["agent"]: r for r in D.leaderboard(load_run(small_run[0]).episodes)}
     assert rows[LLM]["episodes"] == 3 and rows[LLM]["n"] == 2 and rows[LLM]["errors"] == 1
-    assert rows[LLM]["cost_usd"] == close(0.01875)
+    assert rows[LLM]["cost_usd"] == close((0.0125 + 0.025 + 0.0) / 3)  # over every episode, as paid
     assert rows["random"]["cost_usd"] is None
     assert rows["oracle"]["upper_bound"] and rows["oracle"]["success"] == 1.0
     assert not math.isnan(rows["random"]["marks"])

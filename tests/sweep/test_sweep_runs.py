@@ -86,6 +86,13 @@ def test_manifest_and_a_changed_task_are_detected(tmp_path):
     # adding seeds and tasks extends the run
     runner.sweep(tmp_path, [agent], specs(("inc-001", "inc-002")), [0, 1], progress=False)
     assert records.load_manifest(tmp_path)["seeds"] == [0, 1]
+    # a rerun that asks for less (another agent, one seed) runs that, but summarises the whole directory
+    res = runner.sweep(tmp_path, [runner.agent_spec("random")], specs(("inc-001",)), [0], progress=False)
+    assert res.ran == 1 and len(res.rows) == 1
+    whole = {(g["agent"], g["task"]): g["n"] for g in res.summary["groups"]}
+    assert whole == {("greedy", "*"): 4, ("greedy", "inc-001"): 2, ("greedy", "inc-002"): 2,
+                     ("random", "*"): 1, ("random", "inc-001"): 1}
+    assert res.summary == runner.summarise_dir(tmp_path)  # exactly what --summary-only computes
     changed = srezero.get_task("inc-001").model_copy(update={"verify_window_s": 900.0})
     with pytest.raises(ValueError, match="task inc-001 changed"):
         runner.sweep(tmp_path, [agent], {"inc-001": changed}, [0], progress=False)

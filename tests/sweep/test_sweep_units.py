@@ -68,6 +68,11 @@ def test_a_failed_episode_counts_as_zero_not_as_missing():
     assert row["marks"] == 0.0 and row["success"] == 0.0 and row["ttd_s"] is None
     group = next(g for g in stats.summarise([records.row_of(ok), row])["groups"] if g["task"] == "*")
     assert group["metrics"]["marks"]["mean"] == 45.0 and group["agent_errors"] == 1 and group["n"] == 2
+    # what a failed LLM episode cost was still paid: spend is counted, not dropped
+    outage = {**failed, "status": "provider_error",
+              "usage": {"prompt_tokens": 900, "completion_tokens": 100, "cost_usd": 0.02}}
+    row = records.row_of(outage)
+    assert (row["tokens"], row["cost_usd"], row["marks"]) == (1000.0, 0.02, 0.0)
 
 
 def test_record_paths_hashes_and_atomic_writes(tmp_path):
