@@ -51,6 +51,7 @@ from srezero.tools.registry import ToolError, ToolSpec, load_tools
 
 INVALID_COST_S = 2.0
 OBS_TEXT_LIMIT = 12_000
+ERROR_TEXT_LIMIT = 1_000
 
 
 @dataclass
@@ -169,7 +170,7 @@ class Episode:
                 "then submit_diagnosis(root_causes=[...]) and resolve().\n"
                 f"Budget: {self.spec.budget.steps} steps and {self.spec.budget.time_s / 60:.0f} minutes of simulated time.")
         obs = Observation(text, None, True, None, {"page": page}, 0, self.spec.budget.steps, 0.0, self.spec.budget.time_s)
-        return obs, {"briefing": asdict(self.briefing), "tool_specs": None}
+        return obs, {"briefing": asdict(self.briefing)}
 
     @property
     def episode_id(self) -> str:
@@ -180,10 +181,12 @@ class Episode:
             raise RuntimeError("call reset() before step()")
         st = self.st
         w = self.world
-        if st.done:
+        if st.done:  # the same end as before (terminated or truncated), nothing advances, reward 0
             obs = self._obs("error: the episode has ended; call reset() to start another", None, False,
                             "episode has ended", None)
-            return obs, 0.0, True, False, {"result": self.result}
+            truncated_end = bool(self.result and self.result.get("truncated"))
+            return obs, 0.0, not truncated_end, truncated_end, {
+                "invalid": True, "tool": None, "sim_time_s": w.now - self.t0, "result": self.result}
         st.steps += 1
         tool_name = None
         args: dict[str, Any] = {}
@@ -209,6 +212,8 @@ class Episode:
             error = f"internal error in {tool_name or 'the action'}; nothing was applied"
             st.internal_errors.append(f"{type(exc).__name__}: {exc}")
         if error is not None:
+            if len(error) > ERROR_TEXT_LIMIT:  # messages quote the offending value; never echo megabytes
+                error = error[:ERROR_TEXT_LIMIT] + " [...]"
             st.invalid += 1
             w.advance(INVALID_COST_S)
             out_text = f"error: {error}"
@@ -234,7 +239,10 @@ class Episode:
         elif self.reward_mode == "sparse":
             reward = 0.0
         else:
-            phi = mk.potential(self.evidence.coverage, healed / max(1, len(self.faults)), self._penalty_so_far())
+            # A control task's evidence is the generic health reads every agent makes first: paying for
+            # them at once would tell the agent there is no fault. Its evidence is paid at the end.
+            evidence = self.evidence.coverage if self.faults else 0.0
+            phi = mk.potential(evidence, healed / max(1, len(self.faults)), self._penalty_so_far())
             reward = phi - st.phi
             st.phi = phi
         st.reward_sum += reward

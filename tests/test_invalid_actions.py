@@ -65,6 +65,34 @@ def test_specific_bad_inputs_have_clear_errors() -> None:
     assert env.st.invalid == len(cases)
 
 
+def test_oversized_and_mistyped_input_gets_a_bounded_error_not_an_internal_one() -> None:
+    from srezero.episode import ERROR_TEXT_LIMIT
+    from srezero.tools.parse import Action
+
+    env = srezero.make("inc-002", 0)
+    env.reset()
+    obs, *_ = env.step({"tool": "search_logs", "args": {"service": "x" * 1_000_000}})
+    assert not obs.ok and "unknown service" in obs.text and len(obs.text) < ERROR_TEXT_LIMIT + 50
+    for bad in (Action(tool=["get_alerts"]), Action(tool="get_alerts", args=[1])):  # type: ignore[arg-type]
+        obs, *_ = env.step(bad)
+        assert not obs.ok and "Action needs a tool name" in obs.text
+    assert env.result is None and env.st.internal_errors == []  # input errors, not tool bugs
+
+
+def test_a_step_after_the_end_repeats_how_it_ended() -> None:
+    from srezero.episode import Episode
+
+    spec = srezero.get_task("inc-002")
+    env = Episode(spec.model_copy(update={"budget": spec.budget.model_copy(update={"steps": 2})}), 0)
+    env.reset()
+    env.step("get_alerts()")
+    _obs, _r, terminated, truncated, info = env.step("get_alerts()")
+    assert truncated and not terminated and info["result"]["truncated"]
+    obs, reward, terminated2, truncated2, info2 = env.step("get_alerts()")
+    assert (terminated2, truncated2, reward, obs.ok) == (False, True, 0.0, False)
+    assert info2["result"] is info["result"] and info2["invalid"] and "sim_time_s" in info2 and "tool" in info2
+
+
 scalars = st.none() | st.booleans() | st.integers(-3, 3) | st.floats(allow_nan=True) | st.sampled_from(
     ["", "database", "web_server", "error", "1", "-0.0", "true"])
 arg_names = st.sampled_from(["service", "target", "replicas", "limit", "window_s", "errors_only", "value", "key", "x"])

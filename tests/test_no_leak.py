@@ -44,3 +44,22 @@ def test_briefing_is_opaque(task_ids) -> None:
         env = srezero.make(task, 0)
         _, info = env.reset()
         assert task not in str(info) and srezero.get_task(task).title not in str(info)
+
+
+def test_shaped_rewards_do_not_announce_a_control_task() -> None:
+    """The generic first reads (alerts, the edge error rate and p99) are a control task's evidence;
+    paying for them at once would say "nothing is broken" on step one. They pay at the end, and the
+    rewards still sum to marks / 100."""
+    controls = [t.id for t in srezero.list_tasks() if srezero.get_task(t.id).ground_truth.no_fault]
+    assert controls
+    first_reads = ["get_alerts()", 'query_metrics(target="load_balancer", metric="error_rate")',
+                   'query_metrics(target="load_balancer", metric="latency_p99_ms")', "get_topology()"]
+    for task in controls:
+        env = srezero.make(task, 0)
+        env.reset()
+        rewards = [env.step(a)[1] for a in first_reads]
+        assert rewards == [0.0] * len(first_reads), (task, rewards)
+        env.step({"tool": "submit_diagnosis", "args": {"root_causes": []}})
+        _obs, last, _term, _trunc, info = env.step("resolve()")
+        assert info["result"]["evidence_coverage"] == 1.0  # the reads were evidence, paid at the end
+        assert sum(rewards) + last == pytest.approx(info["result"]["marks"] / 100, abs=1e-9)

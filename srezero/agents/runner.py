@@ -38,6 +38,9 @@ def run_episode(env: Episode, agent: Any, seed: int, max_steps: int | None = Non
             obs, _reward, terminated, truncated, info = env.step(action)
             if terminated or truncated:
                 break
+        else:  # the harness's step cap (--max-steps) came first: the episode is truncated and scored
+            stage = "env"
+            info = {"result": env.finish()}
     except ProviderError as exc:
         if not catch:
             raise
@@ -47,8 +50,6 @@ def run_episode(env: Episode, agent: Any, seed: int, max_steps: int | None = Non
             raise
         status, error = f"{stage}_error", _describe(exc)
     result = (info.get("result") or env.result) if status == "ok" else None
-    if status == "ok" and result is None:
-        status, error = "env_error", "the episode did not end within the step limit"
     record: dict[str, Any] = {
         "task_id": env.spec.id,
         "seed": seed,

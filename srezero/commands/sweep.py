@@ -27,14 +27,19 @@ def _seeds(seeds: str, start: int) -> list[int]:
     s = seeds.strip()
     try:
         if s.isdigit():
-            return list(range(start, start + int(s)))
-        out: list[int] = []
-        for part in s.split(","):
-            lo, sep, hi = part.partition("-")
-            out += list(range(int(lo), int(hi) + 1)) if sep else [int(lo)]
-        return sorted(set(out))
+            out = list(range(start, start + int(s)))
+        else:
+            out = []
+            for part in s.split(","):
+                lo, sep, hi = part.partition("-")
+                if sep and int(hi) < int(lo):
+                    raise click.BadParameter(f"{seeds!r}: the range {part.strip()} is empty; write low-high, e.g. 0-9")
+                out += list(range(int(lo), int(hi) + 1)) if sep else [int(lo)]
     except ValueError:
         raise click.BadParameter(f"{seeds!r}: give a count (5), a list (3,7) or a range (0-9)") from None
+    if not out:
+        raise click.BadParameter(f"{seeds!r}: no seeds to run; give a count of at least 1")
+    return sorted(set(out))
 
 
 @click.command("sweep")

@@ -34,8 +34,9 @@ Step rewards (for learning agents) are potential-based. With the potential
 
     phi_t = (10 * E_t + 20 * H_t - P_t) / 100
 
-(E_t evidence coverage so far, H_t the share of faults neutralised now, P_t the penalties incurred
-so far), every non-final step returns phi_t - phi_{t-1} (phi_0 = 0 at reset) and the final step
+(E_t evidence coverage so far, 0 throughout a control task with no fault, whose evidence is the
+generic reads every agent makes first; H_t the share of faults neutralised now, P_t the penalties
+incurred so far), every non-final step returns phi_t - phi_{t-1} (phi_0 = 0 at reset) and the final step
 returns marks/100 minus the sum of all earlier rewards. The rewards of an episode therefore sum to
 marks / 100 exactly; the shaping only moves credit earlier in time (surfacing evidence and restoring
 health pay at once, wrong writes cost at once), never changes the total.
@@ -97,7 +98,7 @@ def marks(c: Components) -> tuple[float, dict[str, float]]:
         "premature_penalty": -P_PREMATURE if c.premature else 0.0,
     }
     total = max(0.0, min(100.0, sum(terms.values())))
-    return round(total, 4), {k: round(v, 4) for k, v in terms.items()}
+    return round(total, 4), {k: round(v, 4) + 0.0 for k, v in terms.items()}  # + 0.0: no -0.0 penalties
 
 
 def potential(evidence: float, healed: float, penalty_so_far: float) -> float:

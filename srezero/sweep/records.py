@@ -176,12 +176,23 @@ def git_revision() -> str | None:
     return rev.stdout.strip() + ("+dirty" if dirty.stdout.strip() else "")
 
 
-def new_manifest(tasks: dict[str, dict[str, Any]], agents: dict[str, dict[str, Any]], seeds: list[int]) -> dict[str, Any]:
+def tools_hash() -> str:
+    """Hash of the tool declarations (names, schemas, kinds, costs): agents choose from them, so a
+    changed tool set changes episodes even when no task did."""
+    from srezero.tools.registry import load_tools
+
+    blob = orjson.dumps([t.public() for t in load_tools().values()], option=orjson.OPT_SORT_KEYS)
+    return "sha256:" + hashlib.sha256(blob).hexdigest()[:16]
+
+
+def new_manifest(tasks: dict[str, dict[str, Any]], agents: dict[str, dict[str, Any]], seeds: list[int],
+                 max_steps: int | None = None) -> dict[str, Any]:
     from srezero._version import __version__
 
     return {"schema": SCHEMA, "srezero_version": __version__, "git_revision": git_revision(),
             "python": platform.python_version(), "platform": f"{sys.platform}-{platform.machine()}",
-            "tasks": tasks, "agents": agents, "seeds": sorted(set(seeds))}
+            "tasks": tasks, "agents": agents, "seeds": sorted(set(seeds)),
+            "tools": tools_hash(), "max_steps": max_steps}
 
 
 def load_manifest(out: str | Path) -> dict[str, Any] | None:
@@ -203,6 +214,10 @@ def merge_manifest(old: dict[str, Any] | None, new: dict[str, Any]) -> dict[str,
         if prev is not None and prev != info:
             problems.append(f"agent {label} has different settings from the recorded run "
                             f"({orjson.dumps(prev).decode()} vs {orjson.dumps(info).decode()})")
+    if "tools" in old and old["tools"] != new["tools"]:
+        problems.append(f"the tool set changed since the run was recorded ({old['tools']} -> {new['tools']})")
+    if "max_steps" in old and old["max_steps"] != new["max_steps"]:
+        problems.append(f"--max-steps {new['max_steps']} differs from the recorded run's {old['max_steps']}")
     if problems:
         raise ValueError("; ".join(problems) + "; use a fresh --out directory")
     merged = dict(new)

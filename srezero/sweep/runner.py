@@ -50,6 +50,12 @@ class Batch:
     jobs: list[tuple[str, str, int]]
     out: str | None
     max_steps: int | None = None
+    owner: int | None = None  # pid of the sweep process; workers stop when it is gone (None: never)
+
+    def orphaned(self) -> bool:
+        """True in a worker whose sweep process died (say, killed with SIGKILL): its results have no
+        reader, and a rerun of the sweep must not race it for the same record files."""
+        return self.owner is not None and os.getpid() != self.owner and os.getppid() != self.owner
 
 
 @dataclass
@@ -103,6 +109,8 @@ def run_batch(batch: Batch) -> list[tuple[dict[str, Any], bytes | None]]:
     hashes = {tid: rec.task_hash(s) for tid, s in batch.specs.items()}
     out: list[tuple[dict[str, Any], bytes | None]] = []
     for label, tid, seed in batch.jobs:
+        if batch.orphaned():
+            break
         record = episode_record(batch.specs[tid], hashes[tid], batch.agents[label], seed, batch.max_steps)
         data = rec.dumps(record)
         if batch.out is not None:
@@ -140,7 +148,7 @@ def _failed(path: Path) -> bool:
 
 
 def make_batches(jobs: list[tuple[str, str, int]], specs: dict[str, Any], agents: dict[str, AgentSpec],
-                 workers: int, out: str | None, max_steps: int | None) -> list[Batch]:
+                 workers: int, out: str | None, max_steps: int | None, owner: int | None = None) -> list[Batch]:
     """Deal jobs round-robin so every batch mixes tasks and agents (balanced work per batch)."""
     if not jobs:
         return []
@@ -152,7 +160,7 @@ def make_batches(jobs: list[tuple[str, str, int]], specs: dict[str, Any], agents
         tids = {t for _, t, _ in part}
         labels = {a for a, _, _ in part}
         out_batches.append(Batch({t: specs[t] for t in sorted(tids)}, {a: agents[a] for a in sorted(labels)},
-                                 part, out, max_steps))
+                                 part, out, max_steps, owner))
     return out_batches
 
 
@@ -209,13 +217,14 @@ def sweep(out: str | Path, agents: list[AgentSpec], specs: dict[str, Any], seeds
     by_label = {a.label: a for a in agents}
     manifest = rec.merge_manifest(rec.load_manifest(out), rec.new_manifest(
         {tid: task_meta(s) for tid, s in specs.items()},
-        {a.label: agent_meta(a) for a in agents}, seeds))
+        {a.label: agent_meta(a) for a in agents}, seeds, max_steps))
     rec.write_json(out / rec.MANIFEST, manifest)
     pending, done = plan(out, agents, specs, seeds, retry_errors)
     rows = [rec.row_of(r) for r in _load(done)]
     total = len(pending) + len(done)
     ray_mode = executor == "ray"
-    batches = make_batches(pending, specs, by_label, workers, None if ray_mode else str(out), max_steps)
+    batches = make_batches(pending, specs, by_label, workers, None if ray_mode else str(out), max_steps,
+                           None if ray_mode else os.getpid())  # Ray workers are not our children
     bar = Progress(total, initial=len(done), enabled=progress)
     try:
         for results in execute(batches, workers, executor, ray_address):

@@ -114,6 +114,8 @@ def unknown_tool_message(name: str) -> str:
 def parse_action(action: Any) -> tuple[str, dict[str, Any]]:
     """Parse and validate any accepted action form. Raises ToolError with a message for the agent."""
     if isinstance(action, Action):
+        if not isinstance(action.tool, str) or not isinstance(action.args, dict):
+            raise ToolError("an Action needs a tool name (a string) and args (a dict)")
         name, args = action.tool, dict(action.args)
     elif isinstance(action, dict):
         name, args = parse_dict(action)

@@ -19,6 +19,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+import orjson
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model
 
 Kind = Literal["read", "write", "submit"]
@@ -124,9 +125,18 @@ class ToolSpec:
             raise ToolError(f"invalid arguments for {self.name}: " + "; ".join(parts)) from None
         return obj.model_dump()
 
+    @functools.cached_property
+    def _schema_bytes(self) -> bytes:
+        return orjson.dumps(self.schema)
+
+    def fresh_schema(self) -> dict[str, Any]:
+        """A private copy of :attr:`schema`: a caller that edits it (say, to add a strict-mode flag)
+        must not change what every other episode in the process is told."""
+        return orjson.loads(self._schema_bytes)
+
     def public(self) -> dict[str, Any]:
-        return {"name": self.name, "description": self.description, "parameters": self.schema, "kind": self.kind,
-                "cost_s": self.cost_s}
+        return {"name": self.name, "description": self.description, "parameters": self.fresh_schema(),
+                "kind": self.kind, "cost_s": self.cost_s}
 
     def signature(self) -> str:
         parts = []
@@ -183,5 +193,6 @@ def tool_specs() -> list[dict[str, Any]]:
 
 def openai_tools() -> list[dict[str, Any]]:
     """The tools in OpenAI's function-calling format."""
-    return [{"type": "function", "function": {"name": t.name, "description": t.description, "parameters": t.schema}}
+    return [{"type": "function", "function": {"name": t.name, "description": t.description,
+                                              "parameters": t.fresh_schema()}}
             for t in load_tools().values()]

@@ -124,7 +124,9 @@ def test_sweep_with_llm_agent_keeps_going_and_separates_provider_errors(fake_ope
     assert statuses == ["provider_error", "ok", "ok"]
     group = next(g for g in res.summary["groups"] if g["task"] == "*")
     assert group["provider_errors"] == 1 and group["n"] == 3  # every episode counts; the failed one scores 0
-    assert group["metrics"]["tokens"]["mean"] == 110.0  # one completion per ok episode
+    # one completion per ok episode; the failed one used no tokens but still counts (spend is spend)
+    assert group["metrics"]["tokens"]["mean"] == pytest.approx(220.0 / 3, abs=1e-5)
+    assert group["metrics"]["tokens"]["n"] == 3
     rec = orjson.loads((tmp_path / "episodes" / agent.label / "inc-001" / "seed-0001.json").read_bytes())
     assert set(rec["usage"]) >= {"latency_s", "prompt_tokens", "completion_tokens", "cost_usd", "provider_errors"}
     manifest = orjson.loads((tmp_path / "manifest.json").read_bytes())

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from pathlib import Path
 
 import pytest
@@ -21,8 +22,9 @@ def test_worked_example_matches_the_docs() -> None:
                               destructive=0, invalid=1, premature=False))
     assert total == 70.6667
     assert terms == {"diagnosis": 35.0, "mitigation": 40.0, "evidence": 6.6667, "success": 0.0,
-                     "wrong_fix_penalty": -10.0, "destructive_penalty": -0.0, "invalid_penalty": -1.0,
+                     "wrong_fix_penalty": -10.0, "destructive_penalty": 0.0, "invalid_penalty": -1.0,
                      "premature_penalty": 0.0}
+    assert all(math.copysign(1.0, v) == 1.0 for v in terms.values() if v == 0.0)  # no "-0.0" in records
     doc = (Path(__file__).resolve().parents[2] / "docs" / "scoring.md").read_text()
     assert "70.67" in doc and "35 + 40 + 6.67 + 0 - 10 - 1" in doc
 

@@ -20,7 +20,9 @@ from srezero.sweep import records, runner
 #: SREZERO_REFERENCE_RECORDS points the test at another run directory (to check the test itself).
 ROOT = Path(os.environ.get("SREZERO_REFERENCE_RECORDS") or Path(__file__).resolve().parents[2] / "records")
 pytestmark = pytest.mark.skipif(not (ROOT / records.EPISODES).is_dir(), reason="records/ has not been generated")
-STALE = "records/ is stale: regenerate it with `srezero sweep --seeds 5 --out records`"
+STALE = ("records/ is stale: regenerate it from scratch (a rerun into it would resume, not redo): "
+         "`rm -rf records && srezero sweep --seeds 5 --out records`, then "
+         "`srezero report records --plots-only --out plots` (docs/records.md)")
 
 
 def _manifest() -> dict:
@@ -36,6 +38,7 @@ def test_records_match_the_current_tasks_and_grid():
     for tid, info in m["tasks"].items():
         assert records.task_hash(srezero.get_task(tid)) == info["hash"], f"{tid} changed; {STALE}"
     assert set(DEFAULT_SWEEP) <= set(m["agents"]), STALE
+    assert m.get("tools") == records.tools_hash(), f"the tool set changed; {STALE}"
     expected = {records.record_path(ROOT, a, t, s) for a in m["agents"] for t in m["tasks"] for s in m["seeds"]}
     found = set(ROOT.joinpath(records.EPISODES).glob("*/*/seed-*.json"))
     assert found == expected, STALE

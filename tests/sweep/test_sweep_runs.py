@@ -101,6 +101,24 @@ def test_manifest_and_a_changed_task_are_detected(tmp_path):
                      progress=False)
 
 
+def test_the_step_cap_truncates_and_scores_and_is_part_of_the_run(tmp_path):
+    """--max-steps ends an episode as truncated and scores it (not an environment error); a rerun
+    with another cap, or after the tool set changed, is refused rather than mixed into the run."""
+    res = runner.sweep(tmp_path, [runner.agent_spec("oracle")], specs(("inc-001",)), [0], max_steps=3,
+                       progress=False)
+    (row,) = res.rows
+    record = orjson.loads(records.record_path(tmp_path, "oracle", "inc-001", 0).read_bytes())
+    assert row["status"] == "ok" and record["result"]["truncated"] and record["result"]["steps"] == 3
+    assert records.load_manifest(tmp_path)["max_steps"] == 3
+    with pytest.raises(ValueError, match="--max-steps None differs"):
+        runner.sweep(tmp_path, [runner.agent_spec("oracle")], specs(("inc-001",)), [0], progress=False)
+    m = records.load_manifest(tmp_path)
+    records.write_json(tmp_path / records.MANIFEST, {**m, "tools": "sha256:0000000000000000"})
+    with pytest.raises(ValueError, match="tool set changed"):
+        runner.sweep(tmp_path, [runner.agent_spec("oracle")], specs(("inc-001",)), [0], max_steps=3,
+                     progress=False)
+
+
 def test_records_are_canonical_and_ground_truth_stays_in_the_result(tmp_path):
     runner.sweep(tmp_path, [runner.agent_spec("oracle")], specs(("inc-002",)), [4], progress=False)
     path = tmp_path / "episodes" / "oracle" / "inc-002" / "seed-0004.json"

@@ -120,6 +120,8 @@ def test_sweep_command_runs_resumes_and_summarises(tmp_path):
     (["--agents", "llm-react"], "--model"),
     (["--tasks", "inc-999"], "unknown task"),
     (["--seeds", "a-b"], "give a count"),
+    (["--seeds", "0"], "no seeds to run"),
+    (["--seeds", "3-1"], "is empty"),
     (["--agents", "random,random"], "used twice"),
     (["--difficulty", "hard", "--split", "private"], "no task matches"),
 ])
@@ -135,3 +137,18 @@ def test_an_agent_given_the_ground_truth_is_marked_an_upper_bound():
             records.row_of({**base, "agent": "runbook", "seed": 0})]
     groups = {g["agent"]: g for g in stats.summarise(rows)["groups"] if g["task"] == "*"}
     assert groups["mine"]["privileged"] is True and groups["runbook"]["privileged"] is False
+
+
+def test_a_worker_whose_sweep_process_died_stops_instead_of_racing_a_rerun():
+    """SIGKILL of the sweep leaves its pool workers running; they must not keep writing records that
+    a rerun is also writing. A worker checks that its sweep process is still its parent."""
+    import os
+
+    import srezero
+    from srezero.sweep import runner
+
+    job = dict(specs={"inc-001": srezero.get_task("inc-001")}, agents={"random": runner.agent_spec("random")},
+               jobs=[("random", "inc-001", 0)], out=None)
+    assert len(runner.run_batch(runner.Batch(**job, owner=os.getpid()))) == 1  # in process: runs
+    assert len(runner.run_batch(runner.Batch(**job, owner=os.getppid()))) == 1  # a live parent: runs
+    assert runner.run_batch(runner.Batch(**job, owner=-1)) == []  # the sweep process is gone: stops

@@ -71,7 +71,10 @@ def test_ids_are_opaque() -> None:
 
     for v in gen.spread(60):
         code = v.id.removeprefix("gen:")
-        assert v.primitive not in v.id and v.primitive.split("_")[0] not in code
+        assert v.primitive not in v.id
+        prefix = v.primitive.split("_")[0]
+        if not set(prefix) <= set("0123456789abcdef"):  # "db", "bad": a hex id may spell those by chance
+            assert prefix not in code
         with contextlib.suppress(binascii.Error, ValueError):
             decoded = base64.b32decode(code.upper() + "=" * (-len(code) % 8))
             assert v.primitive.encode() not in decoded
