@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import orjson
+
 import srezero
 from srezero.tools.parse import Action
 
@@ -136,3 +138,16 @@ def test_a_tool_bug_is_an_error_observation_not_a_crash(monkeypatch) -> None:
     obs, *_ = env.step("get_alerts()")
     assert not obs.ok and "internal error in get_alerts" in obs.text and "secret" not in obs.text
     assert env.finish()["internal_errors"] == ["AttributeError: secret internals"]
+
+
+def test_array_arguments_sent_as_json_text_are_decoded_in_the_core() -> None:
+    """Model hosts often send arrays as JSON text; every front end gets the same answer (the core's)."""
+    claims = [{"entity": "database", "category": "hardware", "detail": "x"}]
+    as_list, as_text = srezero.make("inc-002", 0), srezero.make("inc-002", 0)
+    for env, value in ((as_list, claims), (as_text, orjson.dumps(claims).decode())):
+        env.reset()
+        obs, *_ = env.step({"tool": "submit_diagnosis", "args": {"root_causes": value}})
+        assert obs.ok, obs.text
+    assert as_list.st.claims == as_text.st.claims
+    obs, *_ = as_text.step({"tool": "submit_diagnosis", "args": {"root_causes": "not json"}})
+    assert not obs.ok and "valid list" in obs.text  # text that is not an array is still rejected

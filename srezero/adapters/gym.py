@@ -55,7 +55,33 @@ def sanitize(text: str) -> str:
 
 
 class IncidentEnv(gym.Env[str, str]):
-    """One curated (or file-defined) incident as a Gymnasium environment; see the module docstring."""
+    """srezero/Incident-v0: one seeded production incident to investigate, mitigate and diagnose.
+
+    **Description.** A simulated system (load balancer, web servers, cache, primary and replica
+    database, message queue and workers on a few nodes) has been paged. One or more seeded faults
+    (or none, on a control task) have dynamics in simulated time; ambient noise and distractors
+    make red herrings. ``task`` is a curated id, a ``gen:`` variant id or a path to a task file.
+
+    **Actions.** ``Text``: a tool call such as ``search_logs(service="database", pattern="timeout")``
+    or a kubectl-style command; a dict ``{"tool": ..., "args": {...}}`` is accepted too (outside the
+    declared space). Read tools cost simulated seconds; write tools change the system after
+    realistic delays; ``submit_diagnosis`` records root causes; ``resolve`` ends the episode.
+    ``info["tool_specs"]`` at reset lists every tool with its JSON schema. An invalid action is an
+    error observation and counts as an invalid action; it never raises.
+
+    **Observations.** ``Text``: what the tool printed (at reset: the page). ``info`` carries ``ok``,
+    ``error``, ``step``, ``steps_left``, ``time_left_s`` and ``data`` (the structured tool result).
+
+    **Rewards.** ``reward="shaped"`` (default, for training): potential-based shaping that pays for
+    surfacing evidence and restoring health and charges wrong writes when they happen;
+    ``reward="sparse"``: 0 until the last step. Either way an episode's rewards sum to
+    ``marks / 100`` (docs/scoring.md). Shaping carries information about the hidden state:
+    evaluate with ``sparse``.
+
+    **Episode end.** ``terminated`` after ``resolve``; ``truncated`` when the step or simulated-time
+    budget runs out. The final ``info["result"]`` is the scored result (marks, success, diagnosis,
+    mitigation, ground truth). Seeding: see the module docstring.
+    """
 
     metadata = {"render_modes": ["ansi"], "render_fps": 1}  # noqa: RUF012 - Gymnasium reads this class attribute
 
@@ -89,9 +115,9 @@ class IncidentEnv(gym.Env[str, str]):
         unknown = sorted(set(options) - {"task"})
         if unknown:
             raise ValueError(f"unknown reset option(s) {unknown}; the only option is 'task'")
-        if "task" in options:
-            self.task = options["task"]
-            self._episode = srezero.make(self.task, self._seed, self.reward_mode)
+        if "task" in options:  # build first: a bad task id leaves this env as it was
+            episode = srezero.make(options["task"], self._seed, self.reward_mode)
+            self.task, self._episode = options["task"], episode
         if seed is None and not self._started:
             seed = self._seed  # the first episode plays the seed given to gym.make
         super().reset(seed=seed)

@@ -18,12 +18,10 @@ From the command line: ``srezero mcp --task inc-001 --seed 3`` (stdio) or ``--ht
 
 from __future__ import annotations
 
-import contextlib
 import logging
 from pathlib import Path
 from typing import Any, Literal
 
-import orjson
 from mcp.server.mcpserver import MCPServer
 from mcp.types import CallToolResult, TextContent, ToolAnnotations
 from mcp.types import Tool as MCPTool
@@ -58,7 +56,6 @@ class EpisodeServer(MCPServer):
         self.page = obs.text
         self.record_path = Path(record) if record is not None else None
         self.record_written: Path | None = None
-        self._decls = {d["name"]: d for d in tool_declarations()}
         brief = f"{INSTRUCTIONS}\n\n{self.page}"
         super().__init__(name="srezero", title="srezero incident", version=__version__, instructions=brief,
                          log_level=log_level)
@@ -88,8 +85,8 @@ class EpisodeServer(MCPServer):
             # never name the record's path: it holds the ground truth, and the agent may read files
             text = f"error: the episode has ended ({summary_line(self.env.result)})"
             return CallToolResult(content=[TextContent(type="text", text=text)], is_error=True)
-        args = self._decode_json_strings(name, arguments or {})
-        obs, _reward, _terminated, _truncated, info = self.env.step({"tool": str(name), "args": args})
+        # array/object arguments sent as JSON text are decoded by the core's validator, as everywhere
+        obs, _reward, _terminated, _truncated, info = self.env.step({"tool": str(name), "args": arguments or {}})
         text = obs.text
         if obs.done:
             text += "\n\n" + self._finish(info["result"])
@@ -97,19 +94,6 @@ class EpisodeServer(MCPServer):
             text += (f"\n\n[step {obs.step} of {self.env.spec.budget.steps}; "
                      f"{obs.time_left_s / 60:.1f} min of simulated time left]")
         return CallToolResult(content=[TextContent(type="text", text=text)], is_error=not obs.ok)
-
-    def _decode_json_strings(self, name: str, args: dict[str, Any]) -> dict[str, Any]:
-        """Some MCP hosts send array/object arguments as JSON text; decode those (and only those)."""
-        decl = self._decls.get(name)
-        if decl is None:
-            return args
-        props = decl["parameters"].get("properties", {})
-        out = dict(args)
-        for key, value in args.items():
-            if isinstance(value, str) and props.get(key, {}).get("type") in ("array", "object"):
-                with contextlib.suppress(orjson.JSONDecodeError):  # else validation reports the wrong type
-                    out[key] = orjson.loads(value)
-        return out
 
     def _finish(self, result: dict[str, Any]) -> str:
         line = "episode ended: " + summary_line(result)

@@ -147,13 +147,14 @@ def _fmt(m: dict, scale: float = 1.0, digits: int = 1) -> str:
 
 def _print_table(summary: dict) -> None:
     """Per-agent marks and rates with their 95% CIs (the full table is in summary.csv)."""
-    rows = [g for g in summary.get("groups", []) if g["task"] == "*"]
+    rows = sorted((g for g in summary.get("groups", []) if g["task"] == "*"), key=lambda g: (_upper(g), g["agent"]))
     click.echo(f"{'AGENT':24} {'N':>5}  {'MARKS [95% CI]':22} {'SUCCESS %':18} {'DIAGNOSIS %':18} "
                f"{'MITIGATED %':18} ERRORS")
     for g in rows:
         m = g["metrics"]
         errs = g["provider_errors"] + g["agent_errors"] + g["env_errors"]
-        click.echo(f"{g['agent']:24} {g['n']:>5}  {_fmt(m['marks']):22} {_fmt(m['success'], 100, 0):18} "
+        name = g["agent"] + (" (upper bound)" if _upper(g) else "")  # listed apart, never ranked
+        click.echo(f"{name:24} {g['n']:>5}  {_fmt(m['marks']):22} {_fmt(m['success'], 100, 0):18} "
                    f"{_fmt(m['diagnosis'], 100, 0):18} {_fmt(m['mitigation'], 100, 0):18} {errs}")
 
 

@@ -97,9 +97,10 @@ def leaderboard(eps: list[Ep]) -> list[dict[str, Any]]:
             "errors": len(all_eps) - len(ok),
             "marks": clean(marks), "marks_lo": clean(lo), "marks_hi": clean(hi),
             "success": clean(succ), "success_lo": clean(slo), "success_hi": clean(shi),
-            "diagnosis": clean(_mean(e.diagnosis for e in all_eps)),
-            "mitigation": clean(_mean(float(e.mitigated) for e in all_eps)),
-            "evidence": clean(_mean(e.evidence for e in all_eps)),
+            # the summary's own means (same numpy reduction and rounding), so the two agree to the digit
+            "diagnosis": clean(mean_ci([e.diagnosis for e in all_eps], agent, "diagnosis_score")[0]),
+            "mitigation": clean(mean_ci([float(e.mitigated) for e in all_eps], agent, "mitigation")[0]),
+            "evidence": clean(mean_ci([e.evidence for e in all_eps], agent, "evidence")[0]),
             "invalid": clean(_mean(e.invalid for e in ok)),
             "wrong_fixes": clean(_mean(e.wrong_fixes for e in ok)),
             "ttd_s": clean(_median(e.ttd_s for e in ok if e.ttd_s is not None)),

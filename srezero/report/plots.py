@@ -182,6 +182,10 @@ def draw_errors(fig: Any, d: dict[str, Any]) -> None:
     ax.set_ylim(0, max([_v(v) for vs in d["values"] for v in vs] + [1.0]) * 1.3)
 
 
+#: Penalty stacks deeper than this are cut at the axis and labelled with their total.
+PENALTY_FLOOR = -120.0
+
+
 def draw_components(fig: Any, d: dict[str, Any]) -> None:
     ax = fig.add_subplot()
     if not d["agents"]:
@@ -201,6 +205,12 @@ def draw_components(fig: Any, d: dict[str, Any]) -> None:
             pos = [b + v for b, v in zip(pos, vals)]
     ax.scatter(xs, [_v(m) for m in d["marks"]], marker="_", s=400, color="#000000", zorder=3, label="mean marks")
     ax.axhline(0, color="#333333", linewidth=0.8)
+    if min(neg, default=0.0) < PENALTY_FLOOR:  # a shotgun's penalties would flatten every other bar
+        ax.set_ylim(PENALTY_FLOOR, 105.0)
+        for x, total in zip(xs, neg):
+            if total < PENALTY_FLOOR:
+                ax.annotate(f"{total:,.0f}", (x, PENALTY_FLOOR), xytext=(0, 3), textcoords="offset points",
+                            ha="center", va="bottom", fontsize=7, color="#000000", zorder=4)
     ax.set_ylabel("mean marks term (penalties below zero)")
     _agent_axis(ax, d["agents"], xs)
     _separator(ax, xs, d["upper_bound"])
@@ -323,7 +333,8 @@ PLOTS: tuple[PlotSpec, ...] = (
              D.errors_data, draw_errors),
     PlotSpec("marks_components", "Marks components per agent",
              "The marks terms stacked: diagnosis (40), mitigation (40), evidence (10) and success (10) above "
-             "zero, penalties below; the black tick is the mean marks (clamped at 0 per episode).",
+             "zero, penalties below (a stack deeper than -120 is cut at the axis and labelled with its total); "
+             "the black tick is the mean marks (clamped at 0 per episode).",
              D.components_data, draw_components, lambda d: (7.5, 4.0)),
     PlotSpec("success_heatmap", "Success rate per task and agent",
              "Share of seeds each agent solved (diagnosis and mitigation) per task. Grey: not run.",

@@ -51,6 +51,23 @@ def _sigma_table(n_nodes: int, n_replicas: int, n_rows: int) -> np.ndarray:
     return sig
 
 
+#: Upper bounds that measurement noise must not push a metric past (a 100% CPU reads 100, not 104).
+_NOISE_CEILING = {"hit_ratio": 1.0, "cpu_util_pct": 100.0, "memory_used_pct": 100.0}
+
+
+@functools.lru_cache(maxsize=64)
+def _ceiling_table(n_nodes: int, n_replicas: int, n_rows: int) -> np.ndarray:
+    """Per-row ceiling for noisy values, laid out like :func:`_sigma_table` (inf: unbounded)."""
+    inf = float("inf")
+    per = [_NOISE_CEILING.get(m, inf) for kind in SERVICE_KINDS for m in M.metric_names(kind)]
+    per += [_NOISE_CEILING.get(m, inf) for m in M.NODE_METRICS] * n_nodes
+    per += [_NOISE_CEILING.get(m, inf) for m in M.REPLICA_METRICS] * n_replicas
+    cap = np.full(n_rows, inf)
+    cap[: len(per)] = per
+    cap.setflags(write=False)
+    return cap
+
+
 class World:
     """A running simulation of one task under one seed. Build it with :meth:`World.build`."""
 
@@ -149,6 +166,7 @@ class World:
         for rep in self.replica_list:
             self._assign_rows(rep)
         self._sigma = _sigma_table(len(self.topo.nodes), len(self.replica_list), self.n_rows)
+        self._ceiling = _ceiling_table(len(self.topo.nodes), len(self.replica_list), self.n_rows)
 
     def _assign_rows(self, rep: Replica) -> None:
         rep.row = row = self._next_replica_row
@@ -285,7 +303,9 @@ class World:
         if not noisy or sigma == 0.0:
             return data.copy()
         idx = (np.arange(c0, c1 + 1) * 7919 + row * 104729) % 4099
-        return data * (1.0 + sigma * self.meas_noise[idx])
+        noisy_data = data * (1.0 + sigma * self.meas_noise[idx])
+        ceiling = self._ceiling[row]
+        return np.minimum(noisy_data, ceiling) if ceiling != float("inf") else noisy_data
 
     def col_at(self, t: float) -> int:
         return max(0, min(self.col, int(t // TICK_S)))

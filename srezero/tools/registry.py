@@ -12,6 +12,7 @@ names and receive the same validated arguments.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import inspect
 import typing
@@ -91,6 +92,8 @@ class ToolSpec:
         Agents repeat the same calls (and the same mistakes) all the time, so verdicts on flat,
         scalar arguments are memoised: the key holds each value's type (``1``, ``1.0`` and ``True``
         are equal in Python but not to the validator) and floats by ``repr`` (``-0.0``, ``nan``)."""
+        if self._json_params and any(type(args.get(k)) is str for k in self._json_params):
+            args = self._decode_json_text(args)
         if all(type(v) in _SCALARS for v in args.values()):
             key = tuple((k, type(v), repr(v) if type(v) is float else v) for k, v in args.items())
             verdict = self._verdicts.get(key)
@@ -108,6 +111,23 @@ class ToolSpec:
                 raise ToolError(verdict)
             return dict(verdict)
         return self._validate(args)
+
+    @functools.cached_property
+    def _json_params(self) -> tuple[str, ...]:
+        return tuple(k for k, p in self.schema.get("properties", {}).items() if p.get("type") in ("array", "object"))
+
+    def _decode_json_text(self, args: dict[str, Any]) -> dict[str, Any]:
+        """Many model hosts send array/object arguments as JSON text; decode those (only those, and
+        only when the text is such a value: anything else is left for the validator to reject)."""
+        out = dict(args)
+        for key in self._json_params:
+            value = out.get(key)
+            if type(value) is str:
+                with contextlib.suppress(orjson.JSONDecodeError):
+                    decoded = orjson.loads(value)
+                    if isinstance(decoded, list | dict):
+                        out[key] = decoded
+        return out
 
     def _validate(self, args: dict[str, Any]) -> dict[str, Any]:
         try:

@@ -91,6 +91,11 @@ def test_reset_options_switch_task_and_reject_unknown_keys() -> None:
         env.reset(options={"difficulty": "hard"})
     with pytest.raises(ValueError, match="task=ID"):
         IncidentEnv()
+    with pytest.raises(KeyError, match="unknown task"):  # leaves the env on its task, not half-switched
+        env.reset(options={"task": "inc-999"})
+    assert env.unwrapped.task == TASK and env.unwrapped.episode.spec.id == TASK
+    for key in ("Description", "Actions", "Observations", "Rewards", "Episode end"):  # the env card
+        assert f"**{key}.**" in IncidentEnv.__doc__
 
 
 def test_sync_vector_env_steps_each_episode_like_the_core(oracle) -> None:

@@ -241,3 +241,18 @@ def test_kill_process_refuses_pods_and_unreachable_nodes() -> None:
     rep.node.up = False
     with pytest.raises(ToolError, match="No route to host"):
         call(w, "sync_clock", node=rep.node.name)
+
+
+def test_measurement_noise_never_reads_past_a_metric_bound() -> None:
+    """A node at 100% CPU reads 100, not 104: noise is applied, then bounded metrics are clamped."""
+    w = World.build(srezero.get_task("inc-001"), 0)
+    w.advance(600)
+    node = w.topo.nodes[0].name
+    for metric, bound in (("cpu_util_pct", 100.0), ("memory_used_pct", 100.0)):
+        row = w.row_of[(node, metric)]
+        w.buf[row, : w.col + 1] = bound
+        values = w.series(row, 0, w.col)
+        assert values.max() == bound and values.min() < bound  # still noisy below the bound
+    row = w.row_of[("cache", "hit_ratio")]
+    w.buf[row, : w.col + 1] = 1.0
+    assert w.series(row, 0, w.col).max() == 1.0

@@ -228,3 +228,16 @@ def test_loader_reads_runner_records_and_rejects_bad_dirs(tmp_path: Path, small_
     (tmp_path / "loose" / "three.json").write_text("{not json")
     with pytest.raises(RunDirError, match=r"three\.json"):
         load_run(tmp_path / "loose")
+
+
+def test_leaderboard_means_equal_the_summary_to_the_digit(small_run: Run) -> None:
+    from srezero.sweep.records import row_of
+    from srezero.sweep.stats import summarise
+
+    summary = {g["agent"]: g["metrics"] for g in summarise([row_of(r) for r in small_run[1]])["groups"]
+               if g["task"] == "*"}
+    for row in D.leaderboard(load_run(small_run[0]).episodes):
+        m = summary[row["agent"]]
+        for ours, theirs in (("marks", "marks"), ("success", "success"), ("diagnosis", "diagnosis_score"),
+                             ("mitigation", "mitigation"), ("evidence", "evidence")):
+            assert row[ours] == m[theirs]["mean"], (row["agent"], ours)
