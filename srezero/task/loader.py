@@ -15,7 +15,9 @@ import functools
 import os
 import re
 import tomllib
+import typing
 from pathlib import Path
+from typing import Any
 
 from pydantic import ValidationError
 
@@ -77,6 +79,37 @@ def parse_text(text: str, path: str | Path = "<string>") -> TaskSpec:
     return parse_data(data, path)
 
 
+#: Field names people reach for, and the one the format uses.
+_ALIASES = {"onset": "at", "start": "at", "delay": "at", "start_s": "at", "silent": "visible", "name": "primitive",
+            "fault": "primitive", "type": "primitive", "level": "difficulty", "max_steps": "steps"}
+#: What to write instead, for the type errors a hand-written file most often has.
+_TYPE_HINTS = {
+    "bool_type": "write true or false, without quotes",
+    "int_type": "write a whole number, without quotes",
+    "float_type": "write a number, without quotes",
+    "string_type": "write text in quotes",
+}
+
+
+def _fields_at(loc: tuple[Any, ...]) -> list[str]:
+    """The field names a TaskSpec accepts at ``loc`` (for "did you mean" hints)."""
+    model: Any = TaskSpec
+    for part in loc:
+        if isinstance(part, int):
+            continue
+        field = getattr(model, "model_fields", {}).get(part)
+        if field is None:
+            return []
+        ann = field.annotation
+        for cand in (ann, *typing.get_args(ann)):
+            if isinstance(cand, type) and hasattr(cand, "model_fields"):
+                model = cand
+                break
+        else:
+            return []
+    return list(getattr(model, "model_fields", {}))
+
+
 def parse_data(data: dict, path: str | Path = "<data>") -> TaskSpec:
     try:
         return TaskSpec.model_validate(data)
@@ -93,11 +126,20 @@ def parse_data(data: dict, path: str | Path = "<data>") -> TaskSpec:
                 continue
             msg = text
             if err["type"] == "extra_forbidden":
-                msg = "unknown field (check the spelling; see docs/writing-tasks.md)"
+                name = str(loc[-1])
+                close = difflib.get_close_matches(name, _fields_at(loc[:-1]), n=2, cutoff=0.6)
+                close = close or [a for a in (_ALIASES.get(name),) if a in _fields_at(loc[:-1])]
+                msg = (f"unknown field; did you mean {' or '.join(close)}? (see docs/writing-tasks.md)" if close
+                       else "unknown field (check the spelling; see docs/writing-tasks.md)")
+            elif err["type"] in _TYPE_HINTS:
+                msg = f"{text} ({_TYPE_HINTS[err['type']]}; got {err.get('input')!r})"
             elif err["type"] == "missing":
                 msg = "required field is missing"
             elif err["type"] in ("tuple_type", "list_type") and loc[:1] == ("faults",):
                 msg = "faults must be an array of tables: write each fault under its own [[faults]] header"
+            elif err["type"] in ("tuple_type", "list_type"):
+                given = err.get("input")
+                msg = f'must be a list, e.g. ["{given}"]' if isinstance(given, str) else 'must be a list, e.g. ["a", "b"]'
             elif err["type"] == "string_pattern_mismatch" and loc == ("id",):
                 msg = "ids are 2-64 characters: lowercase letters, digits, '-' and '_', starting with a letter or digit"
             problems.append((_field(loc), msg))

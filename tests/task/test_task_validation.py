@@ -62,6 +62,13 @@ CASES = [
     ("no-fault-with-faults", "", "", "[ground_truth]\nno_fault = true", "ground_truth.no_fault",
      "no_fault = true but the task injects faults"),
     ("all-silent", "", "visible = false", "", "faults", "every fault has visible = false"),
+    ("quoted-bool", "", "visible = 'yes'", "", "faults[0].visible", "write true or false, without quotes"),
+    ("int-as-bool", "", "visible = 0", "", "faults[0].visible", "valid boolean"),
+    ("quoted-number", "", "at = '60'", "", "faults[0].at", "write a number, without quotes; got '60'"),
+    ("float-steps", "", "", "[budget]\nsteps = 40.5", "budget.steps", "write a whole number"),
+    ("tags-not-list", "tags = 'kernel'", "", "", "tags", 'must be a list, e.g. ["kernel"]'),
+    ("typo-hint", "dificulty = 'easy'", "", "", "dificulty", "did you mean difficulty?"),
+    ("alias-hint", "", "onset = 60", "", "faults[0].onset", "did you mean at?"),
     ("config-key", "", "", "[[faults]]\nprimitive = 'bad_config'\ntarget = 'cache'\n"
      "params = { key = 'no_such_key', value = 1 }", "faults[1]", "has no config key 'no_such_key'"),
 ]
