@@ -205,7 +205,8 @@ def get_task(task_id: str, extra: tuple[str, ...] = ()) -> TaskSpec:
     if task_id not in idx:
         close = difflib.get_close_matches(task_id, list(idx), n=3, cutoff=0.6)
         hint = f"; did you mean {', '.join(close)}?" if close else "; run `srezero tasks` to list them"
-        raise KeyError(f"unknown task {task_id!r}{hint}")
+        raise KeyError(f"unknown task {task_id!r}{hint} (a task of your own: give the path to its .toml "
+                       "file, or put its directory on SREZERO_TASKS_PATH)")
     p = idx[task_id]
     return _load_cached(str(p), p.stat().st_mtime)
 
