@@ -43,7 +43,8 @@ class ConfigFault(Fault):
         self.service = svc.kind
         self.key = self.params.get("key") or self.key
         if cfg.key_type(self.service, self.key) is None:
-            raise ValueError(f"{self.meta.name}: {self.service} has no config key {self.key!r}")
+            keys = ", ".join(sorted(cfg.BY_SERVICE.get(self.service, {})))
+            raise ValueError(f"{self.meta.name}: {self.service} has no config key {self.key!r}; its keys: {keys}")
         self.original = svc.config.get(self.key)
 
     def bad_value(self, w: World) -> Any:

@@ -34,7 +34,10 @@ def smoke(spec: TaskSpec, path: str, seeds: tuple[int, ...] = (0, 1)) -> list[Pr
         try:
             World.build(spec, seed)
         except (ValueError, KeyError, LookupError, TypeError) as exc:
-            return [Problem(path, _culprit(spec, seed), f"the world cannot be built (seed {seed}): {exc}")]
+            field = _culprit(spec, seed)
+            if "has no config key" in str(exc) and field.startswith("faults["):
+                field += ".params.key"  # the one value that names a config key
+            return [Problem(path, field, f"the world cannot be built (seed {seed}): {exc}")]
     return []
 
 

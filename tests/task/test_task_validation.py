@@ -70,7 +70,7 @@ CASES = [
     ("typo-hint", "dificulty = 'easy'", "", "", "dificulty", "did you mean difficulty?"),
     ("alias-hint", "", "onset = 60", "", "faults[0].onset", "did you mean at?"),
     ("config-key", "", "", "[[faults]]\nprimitive = 'bad_config'\ntarget = 'cache'\n"
-     "params = { key = 'no_such_key', value = 1 }", "faults[1]", "has no config key 'no_such_key'"),
+     "params = { key = 'no_such_key', value = 1 }", "faults[1].params.key", "has no config key 'no_such_key'; its keys: "),
 ]
 
 
