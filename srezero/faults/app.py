@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Generator
 from typing import TYPE_CHECKING, Any
 
-from srezero.faults.base import Fault, FaultMeta, Param, Remedy, RootCause, Signal, register
+from srezero.faults.base import Fault, FaultMeta, Param, ParamError, Remedy, RootCause, Signal, register
 from srezero.faults.envelopes import healthy
 from srezero.sim import config as cfg
 from srezero.sim.components import Deploy
@@ -44,7 +44,7 @@ class ConfigFault(Fault):
         self.key = self.params.get("key") or self.key
         if cfg.key_type(self.service, self.key) is None:
             keys = ", ".join(sorted(cfg.BY_SERVICE.get(self.service, {})))
-            raise ValueError(f"{self.meta.name}: {self.service} has no config key {self.key!r}; its keys: {keys}")
+            raise ParamError("key", f"{self.meta.name}: {self.service} has no config key {self.key!r}; its keys: {keys}")
         self.original = svc.config.get(self.key)
 
     def bad_value(self, w: World) -> Any:

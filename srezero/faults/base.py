@@ -114,6 +114,14 @@ class Target:
 REGISTRY: dict[str, type[Fault]] = {}
 
 
+class ParamError(ValueError):
+    """A parameter value the world cannot use (found only once the topology exists); ``param`` names it."""
+
+    def __init__(self, param: str, message: str) -> None:
+        super().__init__(message)
+        self.param = param
+
+
 def register(cls: type[Fault]) -> type[Fault]:
     name = cls.meta.name
     if name in REGISTRY and REGISTRY[name] is not cls:

@@ -77,6 +77,8 @@ NOISE_SIGMA = {
     "conntrack_used": 0.03,
     "queue_depth": 0.05,
 }
+#: Upper bounds that measurement noise must not push a metric past (a 100% CPU reads 100, not 104).
+NOISE_CEILING = {"hit_ratio": 1.0, "cpu_util_pct": 100.0, "memory_used_pct": 100.0}
 
 UNITS = {
     "request_rate": "req/s", "error_rate": "fraction", "cpu_cores": "cores", "memory_mb": "MB",

@@ -38,34 +38,22 @@ SPARE_REPLICAS = 24
 EPOCH = dt.datetime(2026, 3, 2, 8, 0, tzinfo=dt.UTC)
 
 
-@functools.lru_cache(maxsize=64)
-def _sigma_table(n_nodes: int, n_replicas: int, n_rows: int) -> np.ndarray:
-    """Measurement-noise sigma per row for a layout (services, nodes, the initial replicas; spare
-    rows exact). Shared between worlds of the same shape, so read-only."""
-    per = [M.NOISE_SIGMA.get(m, 0.0) for kind in SERVICE_KINDS for m in M.metric_names(kind)]
-    per += [M.NOISE_SIGMA.get(m, 0.0) for m in M.NODE_METRICS] * n_nodes
-    per += [M.NOISE_SIGMA.get(m, 0.0) for m in M.REPLICA_METRICS] * n_replicas
-    sig = np.zeros(n_rows)
-    sig[: len(per)] = per
-    sig.setflags(write=False)
-    return sig
+_PER_METRIC = {"sigma": (M.NOISE_SIGMA, 0.0), "ceiling": (M.NOISE_CEILING, float("inf"))}
 
 
-#: Upper bounds that measurement noise must not push a metric past (a 100% CPU reads 100, not 104).
-_NOISE_CEILING = {"hit_ratio": 1.0, "cpu_util_pct": 100.0, "memory_used_pct": 100.0}
-
-
-@functools.lru_cache(maxsize=64)
-def _ceiling_table(n_nodes: int, n_replicas: int, n_rows: int) -> np.ndarray:
-    """Per-row ceiling for noisy values, laid out like :func:`_sigma_table` (inf: unbounded)."""
-    inf = float("inf")
-    per = [_NOISE_CEILING.get(m, inf) for kind in SERVICE_KINDS for m in M.metric_names(kind)]
-    per += [_NOISE_CEILING.get(m, inf) for m in M.NODE_METRICS] * n_nodes
-    per += [_NOISE_CEILING.get(m, inf) for m in M.REPLICA_METRICS] * n_replicas
-    cap = np.full(n_rows, inf)
-    cap[: len(per)] = per
-    cap.setflags(write=False)
-    return cap
+@functools.lru_cache(maxsize=128)
+def _row_table(which: str, n_nodes: int, n_replicas: int, n_rows: int) -> np.ndarray:
+    """A per-metric constant (``sigma``: measurement-noise sigma; ``ceiling``: the bound noise may
+    not cross) laid out per row (services, nodes, the initial replicas; spare rows get the default:
+    exact, unbounded). Shared between worlds of the same shape, so read-only."""
+    values, default = _PER_METRIC[which]
+    per = [values.get(m, default) for kind in SERVICE_KINDS for m in M.metric_names(kind)]
+    per += [values.get(m, default) for m in M.NODE_METRICS] * n_nodes
+    per += [values.get(m, default) for m in M.REPLICA_METRICS] * n_replicas
+    table = np.full(n_rows, default)
+    table[: len(per)] = per
+    table.setflags(write=False)
+    return table
 
 
 class World:
@@ -165,8 +153,9 @@ class World:
         self._next_replica_row = n
         for rep in self.replica_list:
             self._assign_rows(rep)
-        self._sigma = _sigma_table(len(self.topo.nodes), len(self.replica_list), self.n_rows)
-        self._ceiling = _ceiling_table(len(self.topo.nodes), len(self.replica_list), self.n_rows)
+        shape = (len(self.topo.nodes), len(self.replica_list), self.n_rows)
+        self._sigma = _row_table("sigma", *shape)
+        self._ceiling = _row_table("ceiling", *shape)
 
     def _assign_rows(self, rep: Replica) -> None:
         rep.row = row = self._next_replica_row

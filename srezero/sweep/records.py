@@ -179,9 +179,9 @@ def git_revision() -> str | None:
 def tools_hash() -> str:
     """Hash of the tool declarations (names, schemas, kinds, costs): agents choose from them, so a
     changed tool set changes episodes even when no task did."""
-    from srezero.tools.registry import load_tools
+    from srezero.tools.registry import tool_specs
 
-    blob = orjson.dumps([t.public() for t in load_tools().values()], option=orjson.OPT_SORT_KEYS)
+    blob = orjson.dumps(tool_specs(), option=orjson.OPT_SORT_KEYS)
     return "sha256:" + hashlib.sha256(blob).hexdigest()[:16]
 
 

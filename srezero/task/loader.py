@@ -126,9 +126,9 @@ def parse_data(data: dict, path: str | Path = "<data>") -> TaskSpec:
                 continue
             msg = text
             if err["type"] == "extra_forbidden":
-                name = str(loc[-1])
-                close = difflib.get_close_matches(name, _fields_at(loc[:-1]), n=2, cutoff=0.6)
-                close = close or [a for a in (_ALIASES.get(name),) if a in _fields_at(loc[:-1])]
+                name, known = str(loc[-1]), _fields_at(loc[:-1])
+                close = difflib.get_close_matches(name, known, n=2, cutoff=0.6)
+                close = close or [a for a in (_ALIASES.get(name),) if a in known]
                 msg = (f"unknown field; did you mean {' or '.join(close)}? (see docs/writing-tasks.md)" if close
                        else "unknown field (check the spelling; see docs/writing-tasks.md)")
             elif err["type"] in _TYPE_HINTS:

@@ -10,7 +10,16 @@ from __future__ import annotations
 import re
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    StrictBool,
+    StrictFloat,
+    StrictInt,
+    field_validator,
+    model_validator,
+)
 
 Difficulty = Literal["easy", "medium", "hard"]
 Split = Literal["dev", "test", "private", "generated"]
@@ -65,9 +74,9 @@ class _Model(BaseModel):
 class TopologySpec(_Model):
     """How big the simulated system is; unset values are chosen by the seed."""
 
-    nodes: int | None = Field(None, ge=3, le=8, description="number of nodes (3-8; default: the seed picks 4-5)", strict=True)
-    web_replicas: int | None = Field(None, ge=2, le=8, description="web_server replicas (2-8; default 3-4)", strict=True)
-    worker_replicas: int | None = Field(None, ge=1, le=8, description="worker replicas (1-8; default 2-3)", strict=True)
+    nodes: StrictInt | None = Field(None, ge=3, le=8, description="number of nodes (3-8; default: the seed picks 4-5)")
+    web_replicas: StrictInt | None = Field(None, ge=2, le=8, description="web_server replicas (2-8; default 3-4)")
+    worker_replicas: StrictInt | None = Field(None, ge=1, le=8, description="worker replicas (1-8; default 2-3)")
 
     def min_replicas(self) -> dict[str, int]:
         out = dict(MIN_REPLICAS)
@@ -79,7 +88,7 @@ class TopologySpec(_Model):
 
 
 class TrafficSpec(_Model):
-    scale: float = Field(1.0, gt=0.2, le=2.0, description="multiplier on the seeded base request rate", strict=True)
+    scale: StrictFloat = Field(1.0, gt=0.2, le=2.0, description="multiplier on the seeded base request rate")
 
 
 class FaultSpec(_Model):
@@ -88,8 +97,8 @@ class FaultSpec(_Model):
     primitive: str = Field(description="fault primitive name (see `srezero faults`)")
     target: str = Field(description="target selector, e.g. web_server, web_server[*], disk(database.primary)")
     params: dict[str, Any] = Field(default_factory=dict, description="primitive parameters")
-    at: float = Field(0.0, ge=0.0, le=3600.0, description="seconds after the end of history when it starts", strict=True)
-    visible: bool = Field(True, description="False for a silent concurrent fault (no SLO breach of its own)", strict=True)
+    at: StrictFloat = Field(0.0, ge=0.0, le=3600.0, description="seconds after the end of history when it starts")
+    visible: StrictBool = Field(True, description="False for a silent concurrent fault (no SLO breach of its own)")
 
     @model_validator(mode="after")
     def _check_primitive(self) -> FaultSpec:
@@ -167,9 +176,9 @@ def _check_noise_names(items: dict[str, int], what: str) -> None:
 
 
 class BudgetSpec(_Model):
-    steps: int = Field(40, ge=5, le=500, description="maximum agent steps", strict=True)
-    time_s: float = Field(1800.0, ge=300.0, le=14400.0, description="maximum simulated seconds after the page", strict=True)
-    max_onset_s: float = Field(900.0, ge=60.0, le=3600.0, description="longest wait from start to the page", strict=True)
+    steps: StrictInt = Field(40, ge=5, le=500, description="maximum agent steps")
+    time_s: StrictFloat = Field(1800.0, ge=300.0, le=14400.0, description="maximum simulated seconds after the page")
+    max_onset_s: StrictFloat = Field(900.0, ge=60.0, le=3600.0, description="longest wait from start to the page")
 
 
 class AlertSpec(_Model):
@@ -179,8 +188,8 @@ class AlertSpec(_Model):
     entity: str = Field("load_balancer", description="custom rule: service whose metric is watched")
     metric: str | None = Field(None, description="custom rule: metric name (see `get_topology`); unset = built-in")
     op: Literal[">", "<", ">=", "<="] = ">"
-    threshold: float = Field(0.0, strict=True)
-    for_s: float = Field(60.0, ge=0.0, description="custom rule: how long the condition must hold", strict=True)
+    threshold: StrictFloat = 0.0
+    for_s: StrictFloat = Field(60.0, ge=0.0, description="custom rule: how long the condition must hold")
     severity: Literal["critical", "warning"] = "critical"
     summary: str = Field("", description="custom rule: summary text, may use {value}")
 
@@ -206,15 +215,15 @@ class AlertSpec(_Model):
 class SLOSpec(_Model):
     """What healthy means during the verification window."""
 
-    error_rate: float = Field(0.02, gt=0.0, le=0.5, description="max edge error ratio", strict=True)
-    latency_p99_ms: float = Field(800.0, gt=0.0, description="max edge p99 latency", strict=True)
-    queue_age_s: float = Field(120.0, gt=0.0, description="max age of the oldest queued message", strict=True)
+    error_rate: StrictFloat = Field(0.02, gt=0.0, le=0.5, description="max edge error ratio")
+    latency_p99_ms: StrictFloat = Field(800.0, gt=0.0, description="max edge p99 latency")
+    queue_age_s: StrictFloat = Field(120.0, gt=0.0, description="max age of the oldest queued message")
 
 
 class GroundTruthSpec(_Model):
     """Explicit ground truth. Normally derived from the faults; set ``no_fault`` for a control task."""
 
-    no_fault: bool = Field(False, description="true for a control task: nothing is broken, the page is noise", strict=True)
+    no_fault: StrictBool = Field(False, description="true for a control task: nothing is broken, the page is noise")
     notes: str = Field("", description="notes for instructors (spoiler)")
 
 
@@ -235,7 +244,7 @@ class TaskSpec(_Model):
     alert: AlertSpec = AlertSpec()
     slo: SLOSpec = SLOSpec()
     ground_truth: GroundTruthSpec = GroundTruthSpec()
-    verify_window_s: float = Field(600.0, ge=120.0, le=3600.0, description="simulated seconds of verification", strict=True)
+    verify_window_s: StrictFloat = Field(600.0, ge=120.0, le=3600.0, description="simulated seconds of verification")
     hints: tuple[str, ...] = Field((), description="graded hints for classroom play, mildest first")
 
     @field_validator("tags")

@@ -12,6 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
+from srezero.faults.base import ParamError
 from srezero.task.loader import TaskFileError, load_file
 from srezero.task.spec import TaskSpec
 
@@ -35,8 +36,8 @@ def smoke(spec: TaskSpec, path: str, seeds: tuple[int, ...] = (0, 1)) -> list[Pr
             World.build(spec, seed)
         except (ValueError, KeyError, LookupError, TypeError) as exc:
             field = _culprit(spec, seed)
-            if "has no config key" in str(exc) and field.startswith("faults["):
-                field += ".params.key"  # the one value that names a config key
+            if isinstance(exc, ParamError) and field.startswith("faults["):
+                field += f".params.{exc.param}"
             return [Problem(path, field, f"the world cannot be built (seed {seed}): {exc}")]
     return []
 
