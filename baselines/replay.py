@@ -28,11 +28,14 @@ ENV_VAR = "SREZERO_REPLAY"
 
 
 def _actions_of(record: dict[str, Any]) -> list[Any]:
-    """The actions as they were sent (an Action object was recorded as its repr: use tool and args)."""
+    """The actions as they were sent (a valid Action object was recorded as its repr: use tool and args).
+
+    An invalid Action's args were not recorded, so it replays as its repr, which is invalid too.
+    """
     out = []
     for step in record.get("trajectory") or []:
         action = step.get("action")
-        if isinstance(action, str) and action.startswith("Action(") and step.get("tool"):
+        if isinstance(action, str) and action.startswith("Action(") and step.get("tool") and step.get("ok"):
             action = {"tool": step["tool"], "args": step.get("args") or {}}
         out.append(action)
     return out

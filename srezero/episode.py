@@ -29,6 +29,7 @@ returns an error observation, costs a step and counts as an invalid action.
 
 from __future__ import annotations
 
+import copy
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
@@ -186,7 +187,7 @@ class Episode:
                             "episode has ended", None)
             truncated_end = bool(self.result and self.result.get("truncated"))
             return obs, 0.0, not truncated_end, truncated_end, {
-                "invalid": True, "tool": None, "sim_time_s": w.now - self.t0, "result": self.result}
+                "invalid": True, "tool": None, "sim_time_s": w.now - self.t0, "result": copy.deepcopy(self.result)}
         st.steps += 1
         tool_name = None
         args: dict[str, Any] = {}
@@ -208,6 +209,7 @@ class Episode:
                 st.diagnosis_at = w.now - self.t0
         except ToolError as exc:
             error = str(exc)
+            tool_name = tool_name or exc.tool
         except Exception as exc:  # a tool bug must never crash an episode or leak internals to the agent
             error = f"internal error in {tool_name or 'the action'}; nothing was applied"
             st.internal_errors.append(f"{type(exc).__name__}: {exc}")
@@ -235,7 +237,7 @@ class Episode:
             obs.done = True
             self.result = self._finish(truncated)
             reward = self.result["marks"] / 100.0 - st.reward_sum  # the episode's rewards sum to marks/100
-            info["result"] = self.result
+            info["result"] = copy.deepcopy(self.result)  # the caller's to keep or change; env.result stays intact
         elif self.reward_mode == "sparse":
             reward = 0.0
         else:

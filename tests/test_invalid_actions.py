@@ -90,7 +90,28 @@ def test_a_step_after_the_end_repeats_how_it_ended() -> None:
     assert truncated and not terminated and info["result"]["truncated"]
     obs, reward, terminated2, truncated2, info2 = env.step("get_alerts()")
     assert (terminated2, truncated2, reward, obs.ok) == (False, True, 0.0, False)
-    assert info2["result"] is info["result"] and info2["invalid"] and "sim_time_s" in info2 and "tool" in info2
+    assert info2["result"] == info["result"] and info2["invalid"] and "sim_time_s" in info2 and "tool" in info2
+
+
+def test_the_result_in_info_is_the_callers_copy() -> None:
+    env = srezero.make("inc-002", 0)
+    env.reset()
+    *_, info = env.step("resolve()")
+    info["result"]["marks"] = 1e9
+    info["result"]["ground_truth"].clear()
+    assert env.result["marks"] <= 100 and env.result["ground_truth"]
+    *_, info2 = env.step("get_alerts()")
+    assert info2["result"] == env.result and info2["result"] is not env.result
+
+
+def test_an_argument_error_names_the_tool_that_was_asked_for() -> None:
+    env = srezero.make("inc-002", 0)
+    env.reset()
+    for action, tool in (("get_config(service=1)", "get_config"), ({"tool": "scale", "args": {"bogus": 1}}, "scale"),
+                         ("get_confg()", None), ("get_config(", None)):
+        obs, _, _, _, info = env.step(action)
+        assert not obs.ok and info["invalid"]
+        assert info["tool"] == obs.tool == env.trajectory[-1]["tool"] == tool, action
 
 
 scalars = st.none() | st.booleans() | st.integers(-3, 3) | st.floats(allow_nan=True) | st.sampled_from(

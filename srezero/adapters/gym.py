@@ -131,8 +131,6 @@ class IncidentEnv(gym.Env[str, str]):
     def step(self, action: Any) -> tuple[str, float, bool, bool, dict[str, Any]]:
         obs, reward, terminated, truncated, info = self._episode.step(action)
         info = {**info, **self._obs_info(obs)}
-        if "result" in info:
-            info["result"] = copy.deepcopy(info["result"])
         self._last_text = sanitize(obs.text)
         return self._last_text, float(reward), bool(terminated), bool(truncated), info
 

@@ -13,6 +13,7 @@ It has the attributes :func:`srezero.agents.runner.run_episode` uses (``reset``,
 
 from __future__ import annotations
 
+import copy
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -108,7 +109,9 @@ class LiveEpisode:
         if self.done:
             obs = Observation("error: the episode has ended", None, False, "episode has ended", None, self.steps, 0,
                               round(self.elapsed(), 3), 0.0, True)
-            return obs, 0.0, True, False, {"result": self.result}
+            truncated_end = bool(self.result and self.result.get("truncated"))
+            return obs, 0.0, not truncated_end, truncated_end, {
+                "invalid": True, "tool": None, "sim_time_s": self.elapsed(), "result": copy.deepcopy(self.result)}
         self.steps += 1
         tool, args, error, text, data = None, {}, None, "", None
         try:
@@ -121,6 +124,7 @@ class LiveEpisode:
                                     "at": round(self.elapsed(), 3), "effect": text})
         except ToolError as exc:
             error = str(exc)
+            tool = tool or exc.tool
             self.invalid += 1
         except Exception as exc:  # a flaky cluster must not end the run: the agent sees the failure
             error = f"backend error: {type(exc).__name__}: {str(exc)[:500]}"
@@ -137,7 +141,7 @@ class LiveEpisode:
         if terminated or truncated:
             self.done = True
             self.result = self._finish(truncated)
-            info["result"] = self.result
+            info["result"] = copy.deepcopy(self.result)
         obs = Observation(text, tool, error is None, error, data, self.steps,
                           max(0, self.spec.budget.steps - self.steps), round(elapsed, 3),
                           max(0.0, self.spec.budget.time_s - elapsed), self.done)

@@ -81,8 +81,8 @@ def _args(args: dict) -> str:
 
 def _print_steps(record: dict) -> None:
     for t in record["trajectory"]:
-        call = t["tool"] or "?"
-        click.secho(f"[{t['step']:>2} +{t['sim_time_s']:>6.0f}s] > {call}({_args(t['args'])})",
+        call = f"{t['tool']}({_args(t['args'])})" if t["tool"] and t["ok"] else str(t["action"])[:200]
+        click.secho(f"[{t['step']:>2} +{t['sim_time_s']:>6.0f}s] > {call}",
                     fg="cyan" if t["ok"] else "red")
         text = t["text"] if len(t["text"]) < 1500 else t["text"][:1500] + "\n  ..."
         click.echo("  " + text.replace("\n", "\n  "))

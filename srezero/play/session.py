@@ -98,7 +98,7 @@ class PlaySession:
         self.obs, _reward, terminated, truncated, self.info = self.env.step(action)
         step = self.env.trajectory[-1]
         header = f"step {step['step']} · {_clock(step['sim_time_s'])} since the page"
-        if step["tool"]:
+        if step["tool"] and step["ok"]:  # an invalid call's args were not kept: the error says what was wrong
             header += f" · {_call(step['tool'], step['args'])}"
         ended = terminated or truncated
         if ended and truncated and not terminated:

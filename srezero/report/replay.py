@@ -103,8 +103,8 @@ def resimulate(record: dict[str, Any]) -> Replay | None:
 
 
 def call_text(step: dict[str, Any], limit: int = 160) -> str:
-    """``tool(arg=value, ...)`` for a trajectory step, or the raw action when it did not parse."""
-    if not step.get("tool"):
+    """``tool(arg=value, ...)`` for a valid trajectory step, else the raw action as the agent wrote it."""
+    if not step.get("tool") or not step.get("ok", True):
         text = str(step.get("action"))
     else:
         args = ", ".join(f"{k}={v!r}" for k, v in (step.get("args") or {}).items())

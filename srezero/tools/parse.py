@@ -126,4 +126,8 @@ def parse_action(action: Any) -> tuple[str, dict[str, Any]]:
     spec = load_tools().get(name)
     if spec is None:
         raise ToolError(unknown_tool_message(name))
-    return name, spec.validate(args)
+    try:
+        return name, spec.validate(args)
+    except ToolError as exc:  # keep which tool was asked for: the transcript and info name it
+        exc.tool = name
+        raise

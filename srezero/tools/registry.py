@@ -29,7 +29,14 @@ _MAX_VERDICTS = 4096  # per tool; cleared when full (agents' distinct calls per 
 
 
 class ToolError(Exception):
-    """Raised by a tool for bad input it can explain (unknown service, unknown metric...)."""
+    """Raised by a tool for bad input it can explain (unknown service, unknown metric...).
+
+    ``tool`` names the tool the action asked for when it is known (its arguments were wrong).
+    """
+
+    def __init__(self, message: str, tool: str | None = None) -> None:
+        super().__init__(message)
+        self.tool = tool
 
 
 @dataclass

@@ -110,6 +110,26 @@ def test_replay_reproduces_a_recorded_episode(tmp_path):
     assert again["result"] == rec["result"] and again["trajectory"] == rec["trajectory"]
 
 
+def test_replay_of_action_objects_keeps_valid_and_invalid_calls_apart(tmp_path):
+    from srezero.tools.parse import Action
+
+    class Scripted:
+        def reset(self, *_):
+            self.todo = [Action("get_alerts", {"bogus": 1}), Action("get_status", {"service": "database"})]
+
+        def act(self, _obs):
+            return self.todo.pop(0) if self.todo else {"tool": "resolve", "args": {}}
+
+    rec = run_episode(srezero.make("inc-002", 1), Scripted(), 1)
+    assert [(t["tool"], t["ok"]) for t in rec["trajectory"]] == [
+        ("get_alerts", False), ("get_status", True), ("resolve", True)]
+    path = tmp_path / "objects.json"
+    path.write_bytes(orjson.dumps(rec))
+    again = run_episode(srezero.make("inc-002", 1), registry.create("replay", path=str(path)), 1)
+    assert [t["ok"] for t in again["trajectory"]] == [False, True, True]  # the bad call stays bad
+    assert again["result"] == rec["result"]
+
+
 def test_replay_from_action_file_and_env_var(tmp_path, monkeypatch):
     actions = tmp_path / "actions.txt"
     actions.write_text('# a hand-written session\nget_alerts()\n{"tool": "get_status", "args": {}}\n\nnot a call\n')
