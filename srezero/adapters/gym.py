@@ -21,11 +21,11 @@ episode seed from ``self.np_random``, so a run is reproducible from its first se
 
 from __future__ import annotations
 
-import copy
 import re
 from typing import Any
 
 import gymnasium as gym
+import orjson
 from gymnasium import spaces
 
 import srezero
@@ -70,7 +70,8 @@ class IncidentEnv(gym.Env[str, str]):
     error observation and counts as an invalid action; it never raises.
 
     **Observations.** ``Text``: what the tool printed (at reset: the page). ``info`` carries ``ok``,
-    ``error``, ``step``, ``steps_left``, ``time_left_s`` and ``data`` (the structured tool result).
+    ``error``, ``step``, ``steps_left``, ``time_left_s`` and ``data`` (the structured tool result as
+    JSON text, so that vector envs can batch it whatever the tool).
 
     **Rewards.** ``reward="shaped"`` (default, for training): potential-based shaping that pays for
     surfacing evidence and restoring health and charges wrong writes when they happen;
@@ -140,8 +141,11 @@ class IncidentEnv(gym.Env[str, str]):
 
     @staticmethod
     def _obs_info(obs: srezero.Observation) -> dict[str, Any]:
+        # ``data`` is JSON text: its shape differs by tool (a list, a dict), and Gymnasium's vector envs
+        # batch info key by key, which fails when one sub-environment's value is a dict and another's not
         return {"ok": obs.ok, "error": obs.error, "step": obs.step, "steps_left": obs.steps_left,
-                "time_left_s": obs.time_left_s, "data": copy.deepcopy(obs.data)}
+                "time_left_s": obs.time_left_s,
+                "data": orjson.dumps(obs.data, default=str, option=orjson.OPT_SERIALIZE_NUMPY).decode()}
 
 
 if ENV_ID not in gym.registry:

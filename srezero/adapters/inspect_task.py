@@ -24,6 +24,7 @@ from inspect_ai.model import ChatMessageSystem, ChatMessageTool, ChatMessageUser
 from inspect_ai.scorer import Score, Scorer, Target, mean, scorer, stderr
 from inspect_ai.solver import Generate, Solver, TaskState, solver
 from inspect_ai.tool import ToolCall, ToolCallError, ToolDef, ToolParams
+from inspect_ai.util import store
 
 import srezero
 from srezero.adapters._common import INSTRUCTIONS, summary_line, tool_declarations
@@ -31,6 +32,8 @@ from srezero.episode import Episode, Observation
 
 #: Where the solver leaves the finished episode's result for the scorer (a JSON-able dict).
 RESULT_KEY = "srezero_result"
+#: Set when an inspect limit (messages, tokens, time) stopped the sample before the episode ended.
+CUT_SHORT_KEY = "srezero_cut_short"
 #: The score components, in report order: marks (0-100) and its terms.
 COMPONENTS = ("marks", "diagnosis", "mitigation", "evidence", "success", "penalty")
 TEXT_ACTION_HINT = "\n(Answer with a tool call; a reply without one is read as a text action.)"
@@ -79,12 +82,29 @@ def _call_action(call: ToolCall) -> dict[str, Any]:
     return {"tool": call.function, "args": call.arguments}
 
 
+def _keep_result(env: Episode) -> None:
+    """Leave the ended episode's result in the sample's store, where :func:`incident_scorer` reads it."""
+    store().set(RESULT_KEY, orjson.loads(orjson.dumps(env.finish())))
+
+
+def finish_episode(env: Episode) -> None:
+    """End ``env`` (as truncated if it is still running) and keep its result for the scorer.
+
+    Call it at the end of your own solver that uses :func:`episode_tools`: a sample whose episode
+    ended by ``resolve`` or a budget is kept already, but one your solver stopped early is not."""
+    _keep_result(env)
+
+
 def episode_tools(env: Episode) -> list[ToolDef]:
-    """The declared tools as inspect ToolDefs bound to one episode (usable by any inspect solver)."""
+    """The declared tools as inspect ToolDefs bound to one episode (usable by any inspect solver).
+
+    When a call ends the episode (``resolve`` or a budget), its result is kept for the scorer."""
 
     def bind(name: str) -> Any:
         async def execute(**kwargs: Any) -> str:
             obs, *_ = env.step({"tool": name, "args": kwargs})
+            if obs.done:
+                _keep_result(env)
             return obs.text
 
         return execute
@@ -120,7 +140,9 @@ def incident_agent() -> Solver:
                     state.messages.append(ChatMessageUser(content=obs.text + ("" if obs.ok else TEXT_ACTION_HINT)))
         finally:
             # an inspect limit (messages, tokens, time) ends the episode as truncated, scored like a budget
-            state.store.set(RESULT_KEY, orjson.loads(orjson.dumps(env.finish())))
+            if not obs.done:
+                state.store.set(CUT_SHORT_KEY, True)
+            _keep_result(env)
         state.completed = True
         return state
 
@@ -145,16 +167,21 @@ def score_components(result: dict[str, Any]) -> dict[str, float]:
 @scorer(metrics={name: [mean(), stderr()] for name in COMPONENTS})
 def incident_scorer() -> Scorer:
     """The episode's marks (0-100) and components; an episode cut short by an inspect limit is scored as
-    truncated (the world is verified as the agent left it)."""
+    truncated (the world is verified as the agent left it), and the explanation says so."""
 
     async def score(state: TaskState, target: Target) -> Score:
         result = state.store.get(RESULT_KEY)
         if result is None:
             return Score(value=dict.fromkeys(COMPONENTS, 0.0),
-                         explanation="the episode never started (an error before the first step)")
+                         explanation="no episode result: the episode never started, or a solver using "
+                                     "episode_tools() stopped before resolve or a budget without finish_episode(env)")
         claims = result["diagnosis"].get("claims") or []
+        explanation = summary_line(result)
+        if state.store.get(CUT_SHORT_KEY):
+            explanation = ("stopped by an inspect limit before resolve or a budget; scored as truncated (the world "
+                           "verified as the agent left it). " + explanation)
         return Score(value=score_components(result), answer=orjson.dumps(claims).decode(),
-                     explanation=summary_line(result), metadata={"result": result})
+                     explanation=explanation, metadata={"result": result})
 
     return score
 

@@ -22,9 +22,12 @@ TASKS_DIR = click.option("--tasks-dir", "dirs", multiple=True, type=click.Path(e
 @click.option("--json", "as_json", is_flag=True, help="machine-readable output")
 @click.option("--markdown", is_flag=True,
               help="the docs/tasks.md page: bundled tasks only, never private ones (spoilers: layers and failure modes)")
+@click.option("--no-spoilers", is_flag=True,
+              help="only id, split, difficulty and budget: safe to show students or an agent (titles and layers name the cause)")
 def tasks_cmd(split: str | None, difficulty: str | None, tags: tuple[str, ...], layer: str | None, root: str | None,
-              dirs: tuple[str, ...], as_json: bool, markdown: bool) -> None:
-    """List curated tasks (generated variants: `srezero generate`)."""
+              dirs: tuple[str, ...], as_json: bool, markdown: bool, no_spoilers: bool) -> None:
+    """List curated tasks (generated variants: `srezero generate`). Titles, layers and tags are spoilers:
+    use --no-spoilers for a list you can hand to students."""
     from srezero.task.loader import TaskFileError, load_specs
 
     try:
@@ -43,6 +46,17 @@ def tasks_cmd(split: str | None, difficulty: str | None, tags: tuple[str, ...], 
 
         bundled = bundled_dir().resolve()
         sys.stdout.write(render([s for s, p in rows if Path(p).resolve().parent == bundled and s.split != "private"]))
+        return
+    if no_spoilers:
+        public = [{"id": s.id, "split": s.split, "difficulty": s.difficulty, "steps": s.budget.steps,
+                   "minutes": round(s.budget.time_s / 60)} for s, _ in rows]
+        if as_json:
+            sys.stdout.write(orjson.dumps(public, option=orjson.OPT_INDENT_2).decode() + "\n")
+            return
+        click.echo(f"{'ID':12} {'SPLIT':5} {'DIFF':6} BUDGET")
+        for row in public:
+            click.echo(f"{row['id']:12} {row['split']:5} {row['difficulty']:6} {row['steps']} steps, {row['minutes']} min")
+        click.echo(f"{len(rows)} task(s)")
         return
     if as_json:
         data = [s.info(str(p)).model_dump() for s, p in rows]
@@ -81,7 +95,7 @@ def show_cmd(task_id: str, spoilers: bool, seed: int, dirs: tuple[str, ...], as_
             data["ground_truth_resolved"] = _truth(spec, seed)[0]
         sys.stdout.write(orjson.dumps(data, option=orjson.OPT_INDENT_2).decode() + "\n")
         return
-    click.echo(f"{spec.id}  [{spec.difficulty}, {spec.split}]  tags: {', '.join(spec.tags) or '-'}")
+    click.echo(f"{spec.id}  [{spec.difficulty}, {spec.split}]")
     click.echo(f"page: {spec.alert.name}" + (f" ({spec.alert.entity} {spec.alert.metric} {spec.alert.op} "
                                            f"{spec.alert.threshold:g} for {spec.alert.for_s:g}s)" if spec.alert.metric else ""))
     topo = {k: v for k, v in spec.topology.model_dump().items() if v is not None}
@@ -90,14 +104,16 @@ def show_cmd(task_id: str, spoilers: bool, seed: int, dirs: tuple[str, ...], as_
     click.echo(f"budget: {spec.budget.steps} steps, {spec.budget.time_s / 60:.0f} min simulated; "
                f"SLO: errors <= {spec.slo.error_rate:.1%}, p99 <= {spec.slo.latency_p99_ms:.0f} ms, "
                f"queue age <= {spec.slo.queue_age_s:.0f} s; verification {spec.verify_window_s:.0f} s")
-    extra = ", ".join(f"{k} x{n}" for k, n in spec.noise.extra.items())
-    click.echo(f"noise: {spec.noise.profile}{' + ' + extra if extra else ''}; "
-               f"distractors: {', '.join(f'{k} x{n}' for k, n in spec.distractors.items()) or 'none'}")
+    click.echo(f"noise: {spec.noise.profile}")
     click.echo(f"hints: {len(spec.hints)} (shown one at a time in classroom play)")
     if not spoilers:
-        click.echo("(title, description, faults and ground truth hidden; use --spoilers)")
+        click.echo("(title, tags, description, faults, distractors and ground truth hidden; use --spoilers)")
         return
+    extra = ", ".join(f"{k} x{n}" for k, n in spec.noise.extra.items())
     click.echo(f"\ntitle: {spec.title}")
+    click.echo(f"tags: {', '.join(spec.tags) or '-'}")
+    click.echo(f"noise extras: {extra or 'none'}; "
+               f"distractors: {', '.join(f'{k} x{n}' for k, n in spec.distractors.items()) or 'none'}")
     click.echo(spec.description.strip())
     if spec.rationale:
         click.echo(f"why {spec.difficulty}: {spec.rationale}")
@@ -113,8 +129,9 @@ def show_cmd(task_id: str, spoilers: bool, seed: int, dirs: tuple[str, ...], as_
     click.echo("fix: " + ("; ".join(fix) or "none"))
 
 
-_PUBLIC = ("id", "difficulty", "split", "tags", "topology", "traffic", "noise", "distractors", "budget", "alert",
-           "slo", "verify_window_s")
+#: What ``task show --json`` prints without --spoilers: nothing that hints at the cause (tags and
+#: distractors do: "disk, hardware"; "a benign deploy").
+_PUBLIC = ("id", "difficulty", "split", "topology", "traffic", "budget", "alert", "slo", "verify_window_s")
 
 
 def _truth(spec, seed: int) -> tuple[list[dict], list[str]]:

@@ -11,6 +11,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
+from srezero.sim.lifecycle import database_url_problem
+
 if TYPE_CHECKING:
     from srezero.sim.world import World
 
@@ -89,6 +91,9 @@ ENVELOPES: dict[tuple[str, str], Callable[[World, Any], bool]] = {
     ("database", "autovacuum"): lambda w, v: v is True,
     ("load_balancer", "sticky_sessions"): lambda w, v: v is False,
     ("message_queue", "dlq_max_messages"): lambda w, v: 2 * w.state.mq_dlq + 10_000 <= int(v) <= 1_000_000,
+    # any URL the processes can connect with (the model's own test, so the oracle and the world agree)
+    ("web_server", "env.DATABASE_URL"): lambda w, v: not database_url_problem(v),
+    ("worker", "env.DATABASE_URL"): lambda w, v: not database_url_problem(v),
 }
 
 

@@ -130,6 +130,16 @@ _MESSAGES = ("bump dependencies", "add request-id to access log", "tune JSON enc
              "invoices: stream PDF rendering", "cart: lazy-load recommendations", "auth: shorter session cookie names")
 
 
+def _after_history(w: World, when: float, service: str, kind: str, prefix: str = "") -> float:
+    """``when``, moved after the newest earlier entry of the same service and kind (and detail prefix),
+    so a history read in time order tells one consistent story (60 -> 75 before 75 -> 90)."""
+    last = max((c.at for c in w.changes if c.service == service and c.kind == kind and c.detail.startswith(prefix)),
+               default=None)
+    if last is None or when > last:
+        return when
+    return last + (w.now - 60.0 - last) / 2.0
+
+
 def _reason(w: World) -> str:
     return _REASONS[int(_rng(w).integers(0, len(_REASONS)))].format(n=int(_rng(w).integers(1000, 9999)))
 
@@ -160,7 +170,7 @@ def benign_config_change(w: World, k: float) -> None:
         if when is None:
             w.change(svc, "config", detail, author)
         else:
-            w.changes.append(Change(when, svc, "config", detail, author))
+            w.changes.append(Change(_after_history(w, when, svc, "config", f"{key}:"), svc, "config", detail, author))
 
     if not live:
         apply(past)
@@ -181,7 +191,8 @@ def benign_deploy(w: World, k: float) -> None:
     svc = w.services[svc_name]
     cur = svc.deploys[-1]
     major, minor, patch = (int(x) for x in cur.version.lstrip("v").split("."))
-    when = w.now - float(_rng(w).uniform(600, 7200))
+    when = max(w.now - float(_rng(w).uniform(600, 7200)), cur.at + 60.0)  # after the release it replaces
+    when = _after_history(w, when, svc_name, "deploy")
     msg = _MESSAGES[int(_rng(w).integers(0, len(_MESSAGES)))]
     new = Deploy(f"v{major}.{minor}.{patch + 1}", when, _author(w), msg, needed_by_schema=cur.needed_by_schema)
     svc.deploys.append(new)

@@ -6,7 +6,8 @@ takes traffic in the same tick and one that crashed does not.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
+from urllib.parse import urlsplit
 
 from srezero.sim.clock import PER_TICK_H as _PER_TICK_H
 
@@ -18,6 +19,34 @@ EVICT_AFTER_S = 300.0  # pods on a NotReady node are rescheduled after this (Kub
 LISTEN_PORT = {"load_balancer": 443, "web_server": 8080, "cache": 6379, "database": 5432, "message_queue": 5672}
 
 
+def database_url_problem(url: Any) -> str:
+    """Why a process cannot connect with this DATABASE_URL ("" if it can), in libpq's words.
+
+    The database listens at database:5432 with user and database ``app``; a missing user, port or
+    database name takes libpq's default, which is the same here.
+    """
+    if not url:
+        return "KeyError: 'DATABASE_URL' (required environment variable not set)"
+    text = str(url)
+    try:
+        parts = urlsplit(text)
+        port = parts.port
+    except ValueError:
+        return f"psycopg.OperationalError: invalid connection string {text[:60]!r}"
+    if parts.scheme not in ("postgres", "postgresql") or not parts.netloc:
+        return f"psycopg.OperationalError: invalid connection string {text[:60]!r}"
+    host = parts.hostname or ""
+    if host != "database":
+        return f'psycopg.OperationalError: could not translate host name "{host[:40]}" to address'
+    if port not in (None, 5432):
+        return f'psycopg.OperationalError: connection to server at "database" port {port} failed: Connection refused'
+    if parts.username not in (None, "app"):
+        return f'FATAL: password authentication failed for user "{parts.username[:40]}"'
+    if parts.path.strip("/") not in ("", "app"):
+        return f'FATAL: database "{parts.path.strip("/")[:40]}" does not exist'
+    return ""
+
+
 def startup_failure(w: World, rep: Replica) -> str:
     """Why a replica cannot start right now ("" if it can). Causes persist until fixed."""
     svc = rep.service
@@ -27,8 +56,9 @@ def startup_failure(w: World, rep: Replica) -> str:
         return f"listen tcp :{LISTEN_PORT[svc.kind]}: bind: address already in use"
     cfg = svc.config
     if svc.kind in ("web_server", "worker"):
-        if not cfg.get("env.DATABASE_URL"):
-            return "KeyError: 'DATABASE_URL' (required environment variable not set)"
+        problem = database_url_problem(cfg.get("env.DATABASE_URL"))
+        if problem:
+            return problem
         creds = w.state.db_credential
         if creds and cfg.get("env.CREDENTIALS_VERSION") != creds:
             return "FATAL: password authentication failed for user \"app\""

@@ -120,6 +120,21 @@ def test_sync_vector_env_steps_each_episode_like_the_core(oracle) -> None:
     venv.close()
 
 
+def test_sync_vector_env_batches_info_when_sub_environments_call_different_tools() -> None:
+    import json
+
+    venv = SyncVectorEnv([lambda: gym.make(MAKE_ID, task=TASK) for _ in range(2)])
+    venv.reset(seed=[SEED, SEED + 1])
+    for actions in (("get_alerts()", 'get_config(service="database")'), ('get_config(service="database")', "bogus"),
+                    ("get_topology()", "get_alerts()")):
+        *_, info = venv.step(actions)
+        for k, action in enumerate(actions):
+            assert info["ok"][k] == (action != "bogus")
+            data = json.loads(info["data"][k])
+            assert data is None if action == "bogus" else data is not None
+    venv.close()
+
+
 def _unbatch(batched: dict, k: int) -> dict:
     """Sub-environment k's dict out of a vector env's info (dicts are batched key by key)."""
     return {key: _unbatch(v, k) if isinstance(v, dict) else v[k] for key, v in batched.items()

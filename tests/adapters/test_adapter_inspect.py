@@ -126,3 +126,61 @@ def test_entry_points_and_openbench_metadata(monkeypatch: pytest.MonkeyPatch) ->
     assert not meta.is_alpha  # openbench would hide it behind --alpha
     task_fn = getattr(importlib.import_module(meta.module_path), meta.function_name)  # openbench's lookup
     assert task_fn is incident  # the task `inspect eval srezero/incident` runs
+
+
+def _own_solver_task(finish: bool) -> Any:
+    """A user's own inspect task: their solver, srezero's tools and scorer."""
+    import srezero
+    from inspect_ai import Task
+    from inspect_ai.solver import solver
+
+    from srezero.adapters.inspect_task import episode_tools, finish_episode, incident_scorer
+
+    @solver
+    def own_loop():
+        async def solve(state, generate):
+            seed = int(state.metadata["seed"])
+            env = srezero.make(state.metadata["task_id"], seed)
+            env.reset(seed=seed)
+            state.tools = episode_tools(env)
+            state = await generate(state, tool_calls="loop")
+            if finish:
+                finish_episode(env)
+            return state
+
+        return solve
+
+    return Task(dataset=incident_dataset(TASK, str(SEED)), solver=own_loop(), scorer=incident_scorer())
+
+
+@pytest.mark.parametrize("finish", [True, False])
+def test_own_solver_with_episode_tools_is_scored_like_the_core(oracle, tmp_path: Path, finish: bool) -> None:
+    resolved = _own_solver_task(finish)
+    turns = [*oracle.actions, "done"]  # the loop stops at a reply without a tool call
+    log = inspect_eval(resolved, model=get_model(MODEL, custom_outputs=Script({oracle.page: turns})),
+                       log_dir=str(tmp_path / "resolved"), display="none")[0]
+    assert log.samples[0].scores["incident_scorer"].value["marks"] == oracle.result["marks"]
+    # stopped before resolve: scored as truncated only when the solver finishes the episode
+    early = [*oracle.actions[:3], "done"]
+    import srezero
+
+    ref_env = srezero.make(TASK, SEED)
+    ref_env.reset(seed=SEED)
+    for action in oracle.actions[:3]:
+        ref_env.step(action)
+    ref = ref_env.finish()
+    log = inspect_eval(_own_solver_task(finish), model=get_model(MODEL, custom_outputs=Script({oracle.page: early})),
+                       log_dir=str(tmp_path / "early"), display="none")[0]
+    score = log.samples[0].scores["incident_scorer"]
+    if finish:
+        assert score.metadata["result"]["truncated"] and score.value["marks"] == ref["marks"]
+    else:
+        assert score.value["marks"] == 0.0 and "finish_episode" in score.explanation
+
+
+def test_an_inspect_limit_is_scored_as_truncated_and_says_so(oracle, tmp_path: Path) -> None:
+    logs = inspect_eval("srezero/incident", task_args={"task": TASK, "seeds": str(SEED)}, message_limit=6,
+                        model=get_model(MODEL, custom_outputs=Script({oracle.page: oracle.actions})),
+                        log_dir=str(tmp_path), display="none")
+    score = logs[0].samples[0].scores["incident_scorer"]
+    assert score.metadata["result"]["truncated"] and "inspect limit" in score.explanation

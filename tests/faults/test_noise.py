@@ -109,3 +109,31 @@ def test_noise_never_changes_the_ground_truth(spec: TaskSpec) -> None:
         assert quiet[0] == noisy[0], (spec.id, seed, "ground truth")
         assert quiet[1] == noisy[1], (spec.id, seed, "neutralised at the page")
         assert quiet[2] == noisy[2], (spec.id, seed, "neutralised after the oracle's fix")
+
+
+def _version(text: str) -> tuple[int, ...]:
+    return tuple(int(x) for x in text.removeprefix("deployed v").split(":", 1)[0].split("."))
+
+
+@pytest.mark.parametrize("profile", ["default", "noisy"])
+def test_the_change_history_tells_one_consistent_story(profile: str) -> None:
+    """Read in time order, each service's releases go up and each key's edits chain (60 -> 75, 75 -> 90)."""
+    extra = {"benign_deploy": 3, "benign_config_change": 4}
+    for seed in SEEDS:
+        w = World.build(control(profile, extra), seed)
+        w.page()
+        w.advance(900.0)
+        history = sorted(w.changes, key=lambda c: c.at)
+        last_version: dict[str, tuple[int, ...]] = {}
+        last_value: dict[tuple[str, str], str] = {}
+        for c in history:
+            if c.kind == "deploy":
+                v = _version(c.detail)
+                assert v > last_version.get(c.service, ()), (seed, c)
+                last_version[c.service] = v
+            elif c.kind == "config":
+                key, edit = c.detail.split(": ", 1)
+                old, new = edit.split(" (", 1)[0].split(" -> ")
+                if (c.service, key) in last_value:
+                    assert old == last_value[c.service, key], (seed, c)
+                last_value[c.service, key] = new

@@ -106,3 +106,23 @@ def test_consoles_are_plain_and_reflect_state() -> None:
     spoilers = [n for n in load_all() if "_" in n]
     for t in env.trajectory:
         assert not any(n in t["text"] for n in spoilers), t["text"]
+
+
+def test_a_database_url_heals_the_workers_exactly_when_the_oracle_accepts_it() -> None:
+    """The world and the mitigation oracle share one test of a usable DATABASE_URL."""
+    import srezero
+
+    def outcome(url: str) -> tuple[bool, bool]:
+        env = srezero.make("inc-001", 0)
+        env.reset()
+        for action in ({"tool": "set_config", "args": {"service": "worker", "key": "env.DATABASE_URL", "value": url}},
+                       {"tool": "wait", "args": {"seconds": 180}}):
+            assert env.step(action)[0].ok
+        workers_up = all(r.state == "Running" for r in env.world.services["worker"].replicas)
+        *_, info = env.step("resolve()")
+        return workers_up, info["result"]["mitigated"]
+
+    assert outcome("postgres://app@database:5432/app") == (True, True)  # the original value
+    assert outcome("postgresql://database/app") == (True, True)  # the same connection, libpq defaults
+    for wrong in ("x", "postgres://app@db:5432/app", "postgres://app@database:5433/app", "postgres://app@database/shop"):
+        assert outcome(wrong) == (False, False), wrong

@@ -58,14 +58,26 @@ def test_show_hides_spoilers_unless_asked() -> None:
     spec = srezero.get_task("inc-002")
     plain = _invoke("task", "show", "inc-002")
     assert plain.exit_code == 0
-    for secret in (spec.title, "latent_sector_errors", "nvme", "failover", spec.hints[0]):
+    for secret in (spec.title, "latent_sector_errors", "nvme", "failover", spec.hints[0], *spec.tags,
+                   *spec.distractors):
         assert secret not in plain.output
     full = _invoke("task", "show", "inc-002", "--spoilers", "--seed", "2")
     assert spec.title in full.output and "latent_sector_errors" in full.output and "failover" in full.output
     js = orjson.loads(_invoke("task", "show", "inc-002", "--json").output)
-    assert "faults" not in js and "title" not in js and "hints" not in js
+    assert not {"faults", "title", "hints", "tags", "distractors", "noise"} & set(js)
     js = orjson.loads(_invoke("task", "show", "inc-002", "--json", "--spoilers").output)
     assert js["faults"][0]["primitive"] == "latent_sector_errors" and js["ground_truth_resolved"]
+
+
+def test_task_list_without_spoilers_names_no_cause() -> None:
+    plain = _invoke("tasks", "--no-spoilers")
+    rows = orjson.loads(_invoke("tasks", "--no-spoilers", "--json").output)
+    assert len(rows) == len(srezero.list_tasks()) and set(rows[0]) == {"id", "split", "difficulty", "steps", "minutes"}
+    for info in srezero.list_tasks():
+        spec = srezero.get_task(info.id)
+        assert spec.id in plain.output and spec.title not in plain.output
+    for word in ("application", "database", "disk", "kernel", "hardware", "LAYERS", "TITLE"):
+        assert word not in plain.output
 
 
 def test_show_unknown_task_is_a_clear_error() -> None:
