@@ -10,7 +10,8 @@ import click
 @click.option("--seed", default=0, show_default=True, type=int)
 @click.option("--hints", is_flag=True, help="allow the `hint` command (graded hints, mildest first; recorded)")
 @click.option("--record", "record_path", type=click.Path(dir_okay=False),
-              help="where to save the transcript record [default: ./runs/play/<task>-<seed>.json]")
+              help="where to save the transcript record [default: ./runs/play/<task>-<seed>[-<player>].json]; "
+                   "an existing file is never overwritten (the next free name -2, -3... is used)")
 @click.option("--player", default="", help="a name for the record (agent label human:<name>), for classes")
 @click.option("--color", "color", type=click.Choice(["auto", "always", "never"]), default="auto", show_default=True,
               help="colour output; auto respects NO_COLOR and pipes")
@@ -24,7 +25,7 @@ def play_cmd(task_id: str, seed: int, hints: bool, record_path: str | None, play
 
     import srezero
     from srezero.play import debrief, shell
-    from srezero.play.session import PlaySession
+    from srezero.play.session import PlaySession, writable_problem
     from srezero.play.style import Style, want_colour
 
     try:
@@ -33,12 +34,39 @@ def play_cmd(task_id: str, seed: int, hints: bool, record_path: str | None, play
         raise click.ClickException(str(exc).strip("'\"")) from None
     if player and not player.replace("-", "").replace("_", "").isalnum():
         raise click.BadParameter("use letters, digits, - and _ only", param_hint="--player")
+    suffix = f"-{player}" if player else ""
+    target = record_path or f"runs/play/{env.spec.id}-{seed}{suffix}.json"
+    problem = writable_problem(target)
+    if problem:  # say so now, not after a half-hour session
+        hint = "" if record_path else " (choose another place with --record PATH)"
+        raise click.BadParameter(f"cannot save the record to {target}: {problem}{hint}",
+                                 param_hint="--record" if record_path else None)
     style = Style(want_colour(sys.stdout, color))
     session = PlaySession(env, seed, hints_enabled=hints, player=player)
     if not shell.run(session, style):
         return
     result = session.info.get("result") or env.result
     click.echo(debrief.render(env, result, session.hints_used, style))
-    suffix = f"-{player}" if player else ""
-    path = session.save(record_path or f"runs/play/{env.spec.id}-{seed}{suffix}.json")
-    click.echo(f"\ntranscript saved to {path}; replay it with: srezero report {path.parent}")
+    path, warning = session.save_or_fallback(target)
+    if warning:
+        click.echo(style.red(f"\n{warning}"), err=True)
+    click.echo(end_message(str(path), env.spec.id, seed, session.stopped_early))
+
+
+def end_message(path: str, task_id: str, seed: int, stopped_early: bool = False) -> str:
+    """Where the record went, how to replay it and how to report on it."""
+    import os
+    import shlex
+
+    here = os.getcwd()
+    if os.path.isabs(path) and os.path.commonpath([here, path]) == here:
+        path = os.path.relpath(path, here)
+    q = shlex.quote(path)
+    replay_note = ("the same actions, then the replay agent resolves, so the result differs from this stopped "
+                   "session" if stopped_early else "the same actions give the same result")
+    folder = shlex.quote(os.path.dirname(path) or ".")
+    return (f"\ntranscript saved to {path}\n"
+            f"  replay it ({replay_note}): SREZERO_REPLAY={q} srezero run --task {shlex.quote(task_id)} "
+            f"--agent replay --seed {seed}\n"
+            f"  report on it (HTML, with a step-by-step replay page): srezero report {q}  "
+            f"(or a folder of records: srezero report {folder})")

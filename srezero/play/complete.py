@@ -82,6 +82,15 @@ def _values(tool: str, arg: str, prop: dict[str, Any], names: Names, args_so_far
     return []
 
 
+def _takes_text(prop: dict[str, Any]) -> bool:
+    """Whether an argument's values are strings (so they need quotes in a call)."""
+    if "anyOf" in prop:
+        return any(_takes_text(p) for p in prop["anyOf"])
+    if "enum" in prop:
+        return all(isinstance(v, str) for v in prop["enum"])
+    return prop.get("type", "string") == "string"
+
+
 def candidates(before: str, text: str, names: Names) -> list[str]:
     """Completions of ``text``, the word being typed, given everything typed ``before`` it."""
     tools = load_tools()
@@ -99,11 +108,14 @@ def candidates(before: str, text: str, names: Names) -> list[str]:
         return []
     spec = tools[m.group(1)]
     inside = m.group(2)
-    arg = re.search(r"(\w+)\s*=\s*['\"]?$", inside)
+    arg = re.search(r"(\w+)\s*=\s*(['\"]?)$", inside)
     props = spec.schema.get("properties", {})
     if arg and arg.group(1) in props:
-        vals = _values(spec.name, arg.group(1), props[arg.group(1)], names, inside)
-        return [v for v in vals if v.startswith(text)]  # readline closes an open quote itself
+        prop = props[arg.group(1)]
+        vals = [v for v in _values(spec.name, arg.group(1), prop, names, inside) if v.startswith(text)]
+        if arg.group(2) or not _takes_text(prop):
+            return vals  # an open quote (readline closes it itself), or a value that takes no quotes
+        return [f'"{v}"' for v in vals]  # no quote typed yet: a bare name would be an invalid action
     if re.search(r"(^|,)\s*$", inside):  # start of an argument: offer the names not given yet
         given = set(re.findall(r"(\w+)\s*=", inside))
         return [f"{p}=" for p in spec.arg_names if p not in given and p.startswith(text)]

@@ -2,14 +2,17 @@
 
 It reads the ended episode (ground truth is fair game now) and the scored result. Metric deltas
 come from the world's own series (true values, no measurement noise): each write is shown with the
-page's metric, the edge error rate and the touched service before it and five minutes later.
+page's metric, the edge error rate and the touched service at the start of its step (before it took
+effect) and five minutes later.
 """
 
 from __future__ import annotations
 
+import re
 from typing import TYPE_CHECKING, Any
 
 from srezero.play.style import Style
+from srezero.scoring import marks as mk
 
 if TYPE_CHECKING:
     from srezero.episode import Episode
@@ -17,11 +20,35 @@ if TYPE_CHECKING:
 
 AFTER_S = 300.0
 MAX_EVENTS = 14
-TERM_LABELS = {"diagnosis": "diagnosis (40 x checklist score)", "mitigation": "mitigation (40 if verified)",
-               "evidence": "evidence (10 x coverage)", "success": "success bonus",
-               "wrong_fix_penalty": "wrong fixes (-10 each)", "destructive_penalty": "destructive actions (-20 each)",
-               "invalid_penalty": "invalid actions (-1 each, max -10)",
-               "premature_penalty": "premature resolve (-10)"}
+#: Changes this long before the page are in the timeline: get_changes' default look-back window.
+CHANGES_WINDOW_S = 72 * 3600.0
+TERM_LABELS = {"diagnosis": f"diagnosis ({mk.W_DIAGNOSIS:g} x checklist score)",
+               "mitigation": f"mitigation ({mk.W_MITIGATION:g} if verified)",
+               "evidence": f"evidence ({mk.W_EVIDENCE:g} x coverage)", "success": "success bonus",
+               "wrong_fix_penalty": "wrong fixes (the k-th costs 10 x k)",
+               "destructive_penalty": f"destructive actions (-{mk.P_DESTRUCTIVE:g} each)",
+               "invalid_penalty": f"invalid actions (-{mk.P_INVALID:g} each, max -{mk.P_INVALID_CAP:g})",
+               "premature_penalty": f"premature resolve (-{mk.P_PREMATURE:g})"}
+#: The diagnosis checklist (srezero/scoring/diagnosis.py) in words: what a "yes" needed.
+QUESTION_WORDS = {
+    "localization.origin": "name each root cause (its entity, or a coarser name such as its service)",
+    "localization.no_victim": "blame no downstream victim (a component suffering because of the cause)",
+    "localization.no_healthy": "blame no component that had no part in the incident",
+    "characterization.mechanism": "give each root cause its right category",
+    "characterization.detail": "give each root cause its concrete detail (key and value, device, release...)",
+    "characterization.no_contradiction": "claim no root cause under two different categories",
+    "scope.no_over": "blame nothing but the root causes, with at most 2 claims each",
+    "scope.no_under": "leave no root cause out",
+}
+GATE_WORDS = {
+    "no_claims": "nothing (or only 'none') was claimed, but something was broken",
+    "low_precision": "at most half of the components you blamed are root causes (entity precision {precision:.2f}, "
+                     "0.5 or less): blaming as many innocents as culprits earns nothing",
+    "hedged_categories": "one root cause was claimed under 3 or more categories (hedging earns nothing)",
+    "not_submitted": "no diagnosis was submitted; this was a false alarm, and the right answer was an empty diagnosis "
+                     "(submit_diagnosis(root_causes=[]))",
+    "blamed_a_healthy_system": "this was a false alarm (nothing was broken), but the diagnosis blamed something",
+}
 
 
 def fmt(v: float | None) -> str:
@@ -38,9 +65,19 @@ def fmt(v: float | None) -> str:
 
 
 def rel(seconds: float) -> str:
+    """``T-04:30`` (minutes:seconds from the page), ``T-1:54:05`` beyond an hour."""
     sign = "-" if seconds < 0 else "+"
     s = round(abs(seconds))
+    if s >= 3600:
+        return f"T{sign}{s // 3600}:{s % 3600 // 60:02d}:{s % 60:02d}"
     return f"T{sign}{s // 60:02d}:{s % 60:02d}"
+
+
+def wrong_fix_label(n: int) -> str:
+    """The wrong-fix term's label: the k-th wrong fix costs 10 k, so n of them cost 10 + 20 + ... ."""
+    steps = [f"{mk.P_WRONG_FIX * k:g}" for k in range(1, n + 1)]
+    shown = " + ".join(steps) if n <= 4 else f"{steps[0]} + {steps[1]} + ... + {steps[-1]}"
+    return f"wrong fixes ({n}: {shown})"
 
 
 def metric_at(w: World, entity: str, metric: str, t: float) -> float | None:
@@ -69,16 +106,26 @@ def _service_of(w: World, args: dict[str, Any]) -> str | None:
     return rep.kind if rep is not None else None
 
 
+def write_start(write: dict[str, Any]) -> float:
+    """When the write's step began (seconds after the page). ``write["at"]`` is stamped after the
+    step's cost was spent, by when the write may already show in the metrics."""
+    from srezero.tools.registry import load_tools
+
+    spec = load_tools().get(write["tool"])
+    return float(write["at"]) - (spec.cost_s if spec is not None else 0.0)
+
+
 def write_deltas(env: Episode, write: dict[str, Any], next_at: float | None = None) -> list[str]:
     """``metric of entity: before -> after`` for the metrics a write should have moved.
 
-    "After" is five minutes later, or the next write if that came sooner, so an effect is not
-    credited to the action before the one that caused it.
+    "Before" is the last value before the write's step began; "after" is five minutes later, or the
+    start of the next write (``next_at``) if that came sooner, so an effect is not credited to the
+    action before the one that caused it.
     """
     from srezero.sim.clock import TICK_S
 
     w = env.world
-    t = env.t0 + float(write["at"])
+    t = env.t0 + write_start(write)
     later = min(t + AFTER_S, w.now)
     if next_at is not None:
         later = min(later, env.t0 + next_at)
@@ -102,23 +149,38 @@ def write_deltas(env: Episode, write: dict[str, Any], next_at: float | None = No
 
 
 def timeline(env: Episode, result: dict[str, Any], hints: list[dict[str, Any]]) -> list[tuple[float, str, str]]:
-    """(seconds relative to the page, kind, text) for the incident and the player's session, sorted."""
+    """(seconds relative to the page, kind, text) for the incident and the player's session, in order.
+
+    Changes go back as far as get_changes shows by default (72 h), so earlier releases and edits,
+    harmless ones included, are part of the story; events go back an hour (or to the fault's onset).
+    Items at the same second keep the order they happened in (a hint after the step it followed).
+    """
     from srezero.sim.clock import TICK_S
     from srezero.tools.write import AGENT
 
     w, t0 = env.world, env.t0
-    items: list[tuple[float, str, str]] = []
+    items: list[tuple[float, int, float, str, str]] = []  # (t, rank, sequence, kind, text)
+    rank = {"fault": 0, "change": 1, "event": 2, "page": 3, "hint": 4, "you": 4, "end": 6}
+
+    def add(t: float, kind: str, text: str, seq: float = 0.0) -> None:
+        items.append((t, rank[kind], seq, kind, text))
+
     fault_times = {}
     for f, rc in zip(env.faults, env.truth):
         if f.injected_at is not None:
             fault_times[round(f.injected_at, 3)] = rc.entity
-            items.append((f.injected_at - t0, "fault", f"fault begins: {f.meta.name} on {rc.entity}"))
-    start = min([t0 - 3600.0, *[t + t0 - 600.0 for t, _, _ in items]])
+            add(f.injected_at - t0, "fault", f"fault begins: {f.meta.name} on {rc.entity}")
+    start = min([t0 - 3600.0, *[t + t0 - 600.0 for t, *_ in items]])
     for c in w.changes:
-        if c.author != AGENT and start <= c.at <= w.now:
+        if c.author != AGENT and t0 - CHANGES_WINDOW_S <= c.at <= w.now:
             # a change is stamped up to 29 s before the tick it was made on (World.change)
-            mark = "  <- the root cause" if any(0.0 <= ft - c.at < TICK_S for ft in fault_times) else ""
-            items.append((c.at - t0, "change", f"{c.service} {c.kind}: {c.detail} (by {c.author}){mark}"))
+            if any(0.0 <= ft - c.at < TICK_S for ft in fault_times):
+                mark = "  <- the root cause"
+            elif c.noise:  # made by ambient noise or a distractor; the episode is over, so it may be said
+                mark = "  <- a red herring (harmless)"
+            else:
+                mark = ""
+            add(c.at - t0, "change", f"{c.service} {c.kind}: {c.detail} (by {c.author}){mark}")
     seen: dict[tuple[str, str], list[Any]] = {}
     for e in w.events:  # first Warning of each reason per service, with how often it recurred
         if e.kind != "Warning" or not start <= e.at <= w.now:
@@ -132,18 +194,142 @@ def timeline(env: Episode, result: dict[str, Any], hints: list[dict[str, Any]]) 
             seen[key] = [e, 1, {e.entity}]
     for e, n, where in list(seen.values())[:MAX_EVENTS]:
         more = f" (x{n}" + (f" across {len(where)} replicas)" if len(where) > 1 else ")") if n > 1 else ""
-        items.append((e.at - t0, "event", f"{e.reason} {e.entity}: {e.message}{more}"))
-    items.append((0.0, "page", f"PAGE: {env.briefing.page}"))
+        add(e.at - t0, "event", f"{e.reason} {e.entity}: {e.message}{more}")
+    add(0.0, "page", f"PAGE: {env.briefing.page}")
     for step in env.trajectory:
         call = step["action"] if isinstance(step["action"], str) else str(step["tool"])
         status = "" if step["ok"] else f"  -> error: {str(step['error'])[:90]}"
-        items.append((step["sim_time_s"], "you", f"step {step['step']}: {call[:110]}{status}"))
-    for h in hints:
-        items.append((h["sim_time_s"], "hint", f"hint {h['hint']} taken"))
-    items.append((float(result.get("sim_seconds", 0.0)), "end", "episode ended; the verification window followed"))
-    order = {"fault": 0, "change": 1, "event": 2, "page": 3, "hint": 4, "you": 5, "end": 6}
-    items.sort(key=lambda x: (x[0], order[x[1]]))
-    return items
+        add(step["sim_time_s"], "you", f"step {step['step']}: {call[:110]}{status}", float(step["step"]))
+    for h in hints:  # taken after step h["step"]: between it and the next step
+        add(h["sim_time_s"], "hint", f"hint {h['hint']} taken", h["step"] + 0.5)
+    add(float(result.get("sim_seconds", 0.0)), "end", "episode ended; the verification window followed")
+    items.sort(key=lambda x: x[:3])
+    return [(t, kind, text) for t, _, _, kind, text in items]
+
+
+def end_reason(env: Episode, result: dict[str, Any]) -> str:
+    """Why the episode ended, in words."""
+    if result.get("resolved"):
+        return "you resolved the incident"
+    if not result.get("truncated"):
+        return "the episode ended"
+    budget = env.spec.budget
+    if result.get("steps", 0) >= budget.steps:
+        return f"the step budget ran out ({budget.steps} steps) before resolve()"
+    if float(result.get("sim_seconds", 0.0)) >= budget.time_s:
+        return f"the time budget ran out ({budget.time_s / 60:g} simulated minutes) before resolve()"
+    return "you stopped before resolve() (quit or end of input); it counts as truncated, not resolved"
+
+
+_SIGNAL = re.compile(r"^(?P<tool>\w+)\((?P<inside>.*?)\)(?: showing /(?P<pat>.*)/)?$", re.S)
+_TOOL_WORDS = {
+    "get_alerts": "the alerts", "get_topology": "the topology", "get_changes": "the change history",
+    "get_status": "a status read of {e}", "get_config": "the config of {e}", "get_events": "the events of {e}",
+    "search_logs": "a log search of {e}", "get_traces": "traces of {e}", "query_metrics": "the {metric} metric of {e}",
+    "node_diagnostics": "the {check} check of {e}", "inspect_database": "the database console's {view} view",
+    "inspect_cache": "the cache console's {section} section", "inspect_queue": "the queue console's {view} view",
+}
+_NUMBER = r"(?:\\d(?:\{\d*,?\d*\}|[+*])?|\[[\\d.\-0-9]+\](?:\{\d*,?\d*\}|[+*])?)"
+
+
+def plain_pattern(pattern: str) -> str:
+    """A signal's regular expression as the text it looks for: ``\\s+`` is a space, a number class
+    is ``<n>``, ``.*`` is ``…``, ``(a|b)`` is ``a/b``."""
+    p = re.sub(r"\(\?[!=<][^)]*\)|\\b|\^|\$(?!\d)", "", pattern)  # lookarounds, word boundaries, anchors
+    p = p.replace("(?:", "(")
+    p = re.sub(r"\\s[+*]?", " ", p)
+    p = re.sub(r"\.[*+]", "…", p)
+    for _ in range(3):  # digit classes, then a group of them, then runs like <n>.<n>
+        p = re.sub(_NUMBER, "<n>", p)
+        p = re.sub(r"\((?:<n>|\|)+\)[+*]?", "<n>", p)
+        p = re.sub(r"<n>(?:\\?\.?<n>)+", "<n>", p)
+
+    def alternatives(m: re.Match[str]) -> str:
+        opts = list(dict.fromkeys(o for o in m.group(1).split("|")))
+        if len({o.lower() for o in opts}) == 1:
+            return opts[0]
+        return "/".join(opts)
+
+    p = re.sub(r"\(([^()]*\|[^()]*)\)", alternatives, p)
+    p = re.sub(r"\\(.)", r"\1", p)  # escaped characters stand for themselves
+    return " ".join(p.split())
+
+
+def plain_signal(desc: str) -> str:
+    """An evidence signal (``get_status(worker) showing /CrashLoopBackOff/``) in words:
+    ``a status read of worker showing "CrashLoopBackOff"``. The stored string is left as it is."""
+    m = _SIGNAL.match(desc)
+    if m is None:
+        return desc
+    tool = m.group("tool")
+    entity, *rest = [x.strip() for x in m.group("inside").split(",")] if m.group("inside") else [""]
+    args = {}
+    for item in rest:
+        k, _, v = item.partition("=")
+        args[k.strip()] = v.strip().strip("'\"")
+    template = _TOOL_WORDS.get(tool)
+    fields = {"e": "any target" if entity == "*" else entity, **args}
+    try:
+        text = template.format(**fields) if template else ""
+    except KeyError:
+        text = ""
+    if not text:
+        text = f"{tool} on {entity}" + (f" ({', '.join(f'{k}={v}' for k, v in args.items())})" if args else "")
+    shown = {"e", *re.findall(r"{(\w+)}", template or "")}
+    extra = [f"{k}={v}" for k, v in args.items() if k not in shown]
+    if extra:
+        text += f" with {', '.join(extra)}"
+    if m.group("pat"):
+        text += f' showing "{plain_pattern(m.group("pat"))}"'
+    return f"{text}  [{tool}]"
+
+
+def diagnosis_lines(env: Episode, result: dict[str, Any]) -> list[str]:
+    """The diagnosis: what was claimed, the score and, in words, why it was not full."""
+    d = result["diagnosis"]
+    out: list[str] = []
+    claims = d.get("claims") or []
+    submitted = any(t["tool"] == "submit_diagnosis" and t["ok"] for t in env.trajectory)
+    if not claims:
+        out.append("  an empty diagnosis (no fault)" if submitted else "  (none submitted)")
+    for c in claims:
+        out.append(f"  claimed {c.get('entity')} [{c.get('category')}]: {c.get('detail', '')}")
+    out.append(f"  score {d['score']:.2f} (entity precision {d.get('precision', 0):.2f}, "
+               f"recall {d.get('recall', 0):.2f}): the share of 8 checklist questions answered yes")
+    gate = d.get("gate")
+    if gate == "no_claims" and not submitted:
+        out.append("  why 0: no diagnosis was submitted (submit_diagnosis before resolve)")
+    elif gate:
+        why = GATE_WORDS.get(gate, gate.replace("_", " ")).format(precision=d.get("precision", 0.0))
+        out.append(f"  why 0: {why}")
+    elif d.get("checklist", {}).get("characterization.mechanism") == 0.0 and claims:
+        out.append(f"  capped at {0.25:.2f}: no root cause was claimed with its right category "
+                   "(naming where, without knowing what, is not a diagnosis)")
+    distractors = set(d.get("distractor_claims") or [])
+    for e in d.get("victim_claims") or []:
+        out.append(f"  {e}: a victim, not a cause (it suffered downstream of the root cause)")
+    for e in d.get("healthy_claims") or []:
+        tail = ": a red herring (something harmless happened there)" if e in distractors else ""
+        out.append(f"  {e}: had no part in the incident{tail}")
+    truth = {rc["entity"]: rc for rc in env.ground_truth()}
+    for pc in d.get("per_cause") or []:
+        rc = truth.get(pc["entity"], {})
+        name = pc["entity"]
+        if not pc.get("named"):
+            out.append(f"  root cause {name}: not named")
+        elif not pc.get("mechanism"):
+            got = ", ".join(pc.get("categories_claimed") or []) or "no category"
+            out.append(f"  root cause {name}: named, but as {got}; it is {rc.get('category', '?')}")
+        elif not pc.get("detail"):
+            out.append(f"  root cause {name}: named with the right category, but the detail fell short: "
+                       f"{pc.get('detail_reason') or 'not the right detail'}")
+        else:
+            out.append(f"  root cause {name}: named, right category, right detail")
+    misses = [k for k, v in (d.get("checklist") or {}).items() if v < 1.0]
+    if misses and claims:
+        out.append("  checklist answers that were not yes:")
+        out += [f"    - {QUESTION_WORDS.get(k, k)}" for k in misses]
+    return out
 
 
 def render(env: Episode, result: dict[str, Any], hints: list[dict[str, Any]], style: Style | None = None) -> str:
@@ -160,6 +346,8 @@ def render(env: Episode, result: dict[str, Any], hints: list[dict[str, Any]], st
     out.append(f"{verdict}  marks {result['marks']:.1f}/100 · diagnosis {result['diagnosis']['score']:.2f} · "
                f"mitigated {'yes' if result['mitigated'] else 'no'} · evidence {result['evidence_coverage']:.0%} · "
                f"{result['steps']} steps · {result['sim_seconds'] / 60:.1f} simulated minutes")
+    reason = end_reason(env, result)
+    out.append(f"Ended: {s.yellow(reason) if result.get('truncated') else reason}.")
 
     section("What really happened")
     out.append(" ".join(env.spec.description.split()))
@@ -175,27 +363,20 @@ def render(env: Episode, result: dict[str, Any], hints: list[dict[str, Any]], st
     colours = {"fault": "red", "change": "magenta", "event": "yellow", "page": "red", "you": "cyan", "hint": "blue",
                "end": "dim"}
     for t, kind, text in timeline(env, result, hints):
-        out.append(f"  {rel(t)}  {w.stamp(env.t0 + t)[11:19]}  {s.paint(f'{kind:6}', colours[kind])} {text}")
+        out.append(f"  {rel(t):>10}  {w.stamp(env.t0 + t)[11:19]}  {s.paint(f'{kind:6}', colours[kind])} {text}")
 
     section("Your diagnosis")
-    d = result["diagnosis"]
-    claims = d.get("claims") or []
-    if not claims:
-        submitted = any(t["tool"] == "submit_diagnosis" and t["ok"] for t in env.trajectory)
-        out.append("  an empty diagnosis (no fault)" if submitted else "  (none submitted)")
-    for c in claims:
-        out.append(f"  claimed {c.get('entity')} [{c.get('category')}]: {c.get('detail', '')}")
-    misses = [k for k, v in (d.get("checklist") or {}).items() if v < 1.0]
-    if misses and claims:
-        out.append("  checklist items missed: " + ", ".join(misses))
-    out.append(f"  score {d['score']:.2f} (precision {d.get('precision', 0):.2f}, recall {d.get('recall', 0):.2f})")
+    out += diagnosis_lines(env, result)
 
     section("Evidence")
+    out.append(s.dim("  A signal counts when you made that read on that entity (the service itself, one of its "
+                     "replicas, or a pod on that node; the consoles and the alerts count anywhere) and what you were "
+                     "shown contained the text, at a time when it showed. <n> stands for a number."))
     ev = result.get("evidence") or {}
     for item in ev.get("found", []):
-        out.append(f"  {s.green('found ')} {item}")
+        out.append(f"  {s.green('found ')} {plain_signal(item)}")
     for item in ev.get("missed", []):
-        out.append(f"  {s.red('missed')} {item}")
+        out.append(f"  {s.red('missed')} {plain_signal(item)}")
 
     section("What your actions did to the system")
     writes = result.get("writes") or []
@@ -209,7 +390,7 @@ def render(env: Episode, result: dict[str, Any], hints: list[dict[str, Any]], st
         args = ", ".join(f"{k}={v!r}" for k, v in wr["args"].items())
         out.append(f"  step {wr['step']} at {rel(wr['at'])}: {wr['tool']}({args}): {tag}")
         out.append(f"      {wr['effect']}")
-        next_at = float(writes[i + 1]["at"]) if i + 1 < len(writes) else None
+        next_at = write_start(writes[i + 1]) if i + 1 < len(writes) else None
         for line in write_deltas(env, wr, next_at):
             out.append(f"      {line}")
     m = result.get("mitigation") or {}
@@ -223,7 +404,10 @@ def render(env: Episode, result: dict[str, Any], hints: list[dict[str, Any]], st
 
     section("Marks")
     for k, v in (result.get("marks_terms") or {}).items():
-        out.append(f"  {TERM_LABELS.get(k, k):40} {v:+6.1f}")
+        label = TERM_LABELS.get(k, k)
+        if k == "wrong_fix_penalty" and result.get("wrong_fixes"):
+            label = wrong_fix_label(int(result["wrong_fixes"]))
+        out.append(f"  {label:40} {v:+6.1f}")
     out.append(f"  {'total (clamped to 0..100)':40} {result['marks']:6.1f}")
     if hints:
         out.append(f"  hints taken: {len(hints)} (free; recorded in the transcript)")

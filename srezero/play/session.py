@@ -8,7 +8,11 @@ the same parser (text calls and kubectl-style commands), the same costs, the sam
 
 from __future__ import annotations
 
+import contextlib
+import copy
 import inspect
+import os
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -19,6 +23,25 @@ if TYPE_CHECKING:
     from srezero.episode import Episode, Observation
 
 SHELL_COMMANDS = ("help", "hint", "page", "quit", "exit")
+#: Spellings of the shell commands people type anyway (any case, with ``()``, with trailing words):
+#: recognised as the command, never sent to the environment as an (invalid, step-costing) action.
+SHELL_ALIASES = {"help": "help", "h": "help", "?": "help", "man": "help",
+                 "hint": "hint", "hints": "hint",
+                 "page": "page",
+                 "quit": "quit", "exit": "quit", "q": "quit", ":q": "quit", "bye": "quit", "logout": "quit"}
+_SHELL_LINE = re.compile(r"^\s*(:q|\?|[A-Za-z]+)(?![\w.-])\s*(?:\(\s*(.*?)\s*\)\s*$|(.*))$", re.S)
+SHELL_HELP = {
+    "help": "help: the list of tools and shell commands. help TOOL: one tool's arguments, cost and an example. "
+            "help kubectl: the kubectl-style commands. Free: not an action.",
+    "hint": "hint: the task's next hint, mildest first (only with --hints). Free, but recorded with the step and "
+            "time it was taken. hint N shows hint N again once you have taken it.",
+    "page": "page: show the page (the alert that woke you) again. Free.",
+    "quit": "quit: leave. The first quit warns that the incident is still open; the second (or Ctrl-D twice at a "
+            "terminal) ends the episode as it stands: it is scored as stopped early (truncated, not resolved), "
+            "the debrief follows and the record is saved. Nothing is saved if you took no action. "
+            "Also: exit, q.",
+}
+ACTION_ECHO_CHARS = 100
 KIND_ORDER = ("read", "write", "submit")
 KIND_TITLES = {"read": "Read tools (look around; cost a few simulated seconds)",
                "write": "Write tools (change the system; effects take simulated time)",
@@ -47,6 +70,7 @@ class PlaySession:
     obs: Observation | None = None
     info: dict[str, Any] = field(default_factory=dict)
     quit_requested: bool = False
+    stopped_early: bool = False  # ended with quit / end of input, before resolve() or the budget
 
     def start(self) -> str:
         """Reset the episode and return the page text."""
@@ -56,7 +80,8 @@ class PlaySession:
     # ------------------------------------------------------------------ state for the prompt
     @property
     def done(self) -> bool:
-        return bool(self.obs is not None and self.obs.done)
+        """The episode has ended (resolved, out of budget, or stopped with quit) and has a result."""
+        return bool(self.obs is not None and (self.obs.done or getattr(self.env, "result", None)))
 
     @property
     def steps_left(self) -> int:
@@ -80,16 +105,18 @@ class PlaySession:
         line = line.strip()
         if not line:
             return Reply("")
-        word, _, rest = line.partition(" ")
-        if word in ("quit", "exit") and not rest:
-            return self._quit()
-        self.quit_requested = False
-        if word == "help" or line == "?":
-            return Reply(self.help(rest.strip()), "help")
-        if word == "hint" and not rest:
-            return self.hint()
-        if word == "page" and not rest:
+        shell = shell_command(line)
+        if shell is not None:
+            command, rest = shell
+            if command == "quit":
+                return self._quit()
+            self.quit_requested = False
+            if command == "help":
+                return Reply(self.help(rest), "help")
+            if command == "hint":
+                return self.hint(rest)
             return Reply(f"PAGE: {self.env.briefing.page}", "info")
+        self.quit_requested = False
         return self.act(line)
 
     def act(self, action: str) -> Reply:
@@ -98,8 +125,10 @@ class PlaySession:
         self.obs, _reward, terminated, truncated, self.info = self.env.step(action)
         step = self.env.trajectory[-1]
         header = f"step {step['step']} · {_clock(step['sim_time_s'])} since the page"
-        if step["tool"] and step["ok"]:  # an invalid call's args were not kept: the error says what was wrong
+        if step["tool"] and step["ok"]:
             header += f" · {_call(step['tool'], step['args'])}"
+        else:  # an invalid call's args were not kept: show what was typed; the error says what was wrong
+            header += f" · {_shorten(action, ACTION_ECHO_CHARS)}"
         ended = terminated or truncated
         if ended and truncated and not terminated:
             header += " · budget exhausted"
@@ -109,37 +138,66 @@ class PlaySession:
         if self.done:
             return Reply("bye", done=True)
         if self.quit_requested:
-            return Reply("leaving without a debrief; nothing was saved", "error", done=True)
+            return self.give_up()
         self.quit_requested = True
-        return Reply("the incident is still open. To finish, submit_diagnosis(...) then resolve(); "
-                     "type quit again to leave without a debrief", "error")
+        return Reply("the incident is still open. To finish it, submit_diagnosis(...) then resolve(). "
+                     "Type quit again (or Ctrl-D) to stop here: the episode ends as it stands (scored as stopped "
+                     "early, not resolved), then the debrief, and the record is saved.", "error")
+
+    def give_up(self) -> Reply:
+        """End the episode as it stands (truncated, like a harness that stops early), keeping the work.
+
+        With no action taken there is nothing to score or keep: the session just ends.
+        """
+        if self.done:
+            return Reply("bye", done=True)
+        if not self.env.trajectory:
+            return Reply("no action taken: leaving without a debrief or a record", "error", done=True)
+        result = self.env.finish()
+        self.stopped_early = True
+        self.info = {**self.info, "result": copy.deepcopy(result)}
+        return Reply("stopped before resolve(): the episode ends here as it stands (truncated); the debrief follows",
+                     "error", done=True)
 
     # ------------------------------------------------------------------ hints
-    def hint(self) -> Reply:
+    def hint(self, arg: str = "") -> Reply:
+        """The next hint. ``hint N`` shows hint N again if it was taken (free, not recorded again);
+        hints cannot be skipped ahead: asking for a later one gives the next."""
         if not self.hints_enabled:
             return Reply("hints are off; start the session with --hints to use them", "error")
         hints = self.env.spec.hints
         n = len(self.hints_used)
         if not hints:
             return Reply("this task has no hints", "hint")
+        wanted = int(arg) if arg.strip().isdigit() else None
+        if wanted is not None and 1 <= wanted <= n:
+            return Reply(f"hint {wanted}/{len(hints)} (again): {hints[wanted - 1]}", "hint")
         if n >= len(hints):
             return Reply(f"no more hints (all {len(hints)} used)", "hint")
+        if wanted is not None and wanted != n + 1:
+            note = " (hints come in order, mildest first)"
+        else:
+            note = ""
         sim = self.env.trajectory[-1]["sim_time_s"] if self.env.trajectory else 0.0
         self.hints_used.append({"hint": n + 1, "step": len(self.env.trajectory), "sim_time_s": sim, "text": hints[n]})
-        return Reply(f"hint {n + 1}/{len(hints)}: {hints[n]}", "hint")
+        return Reply(f"hint {n + 1}/{len(hints)}{note}: {hints[n]}", "hint")
 
     # ------------------------------------------------------------------ help
     def help(self, topic: str = "") -> str:
         tools = load_tools()
+        topic = topic.strip().strip("'\"")
         if not topic:
             return general_help(tools, self.hints_enabled)
-        if topic == "kubectl":
+        shell = shell_command(topic)
+        if shell is not None and topic.lower() not in tools:
+            return SHELL_HELP[shell[0]]
+        if topic.lower() in ("kubectl", "k"):
             from srezero.tools.kubectl import SUPPORTED
 
             return ("kubectl-style commands map onto the same tools (same cost, same scoring):\n  kubectl "
                     + "\n  kubectl ".join(SUPPORTED)
                     + "\nDeployments: service names or lb, web, cache, db, mq, worker. See docs/play.md.")
-        spec = tools.get(topic.removesuffix("()"))
+        spec = tools.get(topic.removesuffix("()")) or tools.get(topic.removesuffix("()").lower())
         if spec is None:
             return f"no help for {topic!r}; type help for the list of tools"
         return tool_help(spec)
@@ -162,23 +220,106 @@ class PlaySession:
         return rec
 
     def save(self, path: str | Path) -> Path:
+        """Write the record to ``path``, or, if that file exists, to the next free name (``-2``, ``-3``...):
+        a record is never overwritten. Returns where it went; raises OSError when it cannot be written."""
         from srezero.sweep.records import dumps, write_atomic
 
-        p = Path(path)
-        write_atomic(p, dumps(self.record()))
+        data = dumps(self.record())
+        p = reserve_free_path(Path(path))
+        try:
+            write_atomic(p, data)
+        except OSError:
+            with contextlib.suppress(OSError):
+                if p.stat().st_size == 0:
+                    p.unlink()
+            raise
         return p
+
+    def save_or_fallback(self, path: str | Path) -> tuple[Path, str]:
+        """:meth:`save`, and when that fails a temporary file instead: the transcript is never lost.
+        Returns the path written and a warning (empty when the wanted place worked)."""
+        try:
+            return self.save(path), ""
+        except OSError as exc:
+            import tempfile
+
+            from srezero.sweep.records import dumps
+
+            fd, tmp = tempfile.mkstemp(prefix=f"srezero-play-{self.env.spec.id}-{self.seed}-", suffix=".json")
+            with os.fdopen(fd, "wb") as fh:
+                fh.write(dumps(self.record()))
+            return Path(tmp), f"could not save the record to {path} ({exc.strerror or exc}); saved it to {tmp} instead"
+
+
+def shell_command(line: str) -> tuple[str, str] | None:
+    """``(command, rest)`` when ``line`` is a shell command in any spelling people try (``HELP``,
+    ``Help get_status``, ``quit()``, ``exit()``, ``q``, ``hint 2``, ``page me``, ``quit now``); else None."""
+    m = _SHELL_LINE.match(line)
+    if m is None:
+        return None
+    command = SHELL_ALIASES.get(m.group(1).lower())
+    if command is None:
+        return None
+    rest = (m.group(2) if m.group(2) is not None else m.group(3) or "").strip()
+    return command, rest
+
+
+def reserve_free_path(path: Path) -> Path:
+    """``path`` if no file is there yet, else ``stem-2.json``, ``stem-3.json``...: the first name free.
+    The name is reserved by creating the file exclusively, so two sessions never pick the same one."""
+    path = Path(os.path.abspath(path))
+    path.parent.mkdir(parents=True, exist_ok=True)
+    n = 1
+    while True:
+        candidate = path if n == 1 else path.with_name(f"{path.stem}-{n}{path.suffix}")
+        try:
+            with open(candidate, "x"):
+                return candidate
+        except FileExistsError:
+            n += 1
+
+
+def writable_problem(path: str | Path) -> str:
+    """Why a record could not be written at ``path`` (an empty string when it can)."""
+    p = Path(os.path.abspath(path))
+    if p.is_dir():
+        return f"{p} is a directory"
+    parent = p.parent
+    while not parent.exists():
+        if parent.parent == parent:
+            break
+        parent = parent.parent
+    if not parent.is_dir():
+        return f"{parent} is not a directory"
+    if not os.access(parent, os.W_OK | os.X_OK):
+        return f"{parent} is not writable"
+    return ""
+
+
+def cost_text(spec: ToolSpec) -> str:
+    """What a tool costs in simulated time: its fixed cost, or for ``wait`` the seconds waited."""
+    if spec.name == "wait":
+        return "as many simulated seconds as you wait (10-600, default 60)"
+    return f"{spec.cost_s:g} simulated seconds"
 
 
 def general_help(tools: dict[str, ToolSpec], hints: bool) -> str:
+    from srezero.episode import INVALID_COST_S
+
     lines = ["Type a tool call such as get_status(service=\"worker\"), or a kubectl-style command such as",
-             "kubectl logs worker --tail 20 (help kubectl lists them). Tab completes names; arrows recall history.", ""]
+             "kubectl logs worker --tail 20 (help kubectl lists them). Tab completes names; arrows recall history.",
+             f"Every action costs one step and the simulated seconds shown; an invalid one costs a step and "
+             f"{INVALID_COST_S:g} s.", ""]
     for kind in KIND_ORDER:
         lines.append(KIND_TITLES[kind] + ":")
         for spec in tools.values():
             if spec.kind == kind:
-                lines.append(f"  {spec.signature():48} {spec.cost_s:>3.0f}s  {spec.description}")
+                cost = "  Ns" if spec.name == "wait" else f"{spec.cost_s:>3.0f}s"
+                lines.append(f"  {spec.signature():48} {cost}  {spec.description}")
         lines.append("")
-    lines.append("Shell commands (free, not actions): help [TOOL|kubectl], page (show the page again), "
+    lines.append("  (Ns: wait(seconds=N) costs the N seconds you wait.)")
+    lines.append("")
+    lines.append("Shell commands (free, not actions): help [TOOL|kubectl|COMMAND], page (show the page again), "
                  + ("hint (the next hint, mildest first; recorded), " if hints else "")
                  + "quit.")
     return "\n".join(lines)
@@ -187,7 +328,7 @@ def general_help(tools: dict[str, ToolSpec], hints: bool) -> str:
 def tool_help(spec: ToolSpec) -> str:
     props = spec.schema.get("properties", {})
     required = set(spec.schema.get("required", []))
-    lines = [spec.signature(), f"  {spec.description}", f"  kind: {spec.kind}, costs {spec.cost_s:g} simulated seconds"]
+    lines = [spec.signature(), f"  {spec.description}", f"  kind: {spec.kind}, costs {cost_text(spec)}"]
     if spec.params:
         lines.append("  arguments:")
     for p in spec.params:
@@ -195,8 +336,28 @@ def tool_help(spec: ToolSpec) -> str:
         typ = _type_of(prop)
         default = "" if p.name in required or p.default is inspect.Parameter.empty else f" (default {p.default!r})"
         lines.append(f"    {p.name}: {typ}{default}  {prop.get('description', '')}".rstrip())
+    if spec.name == "submit_diagnosis":
+        lines += diagnosis_help()
     lines.append(f"  example: {example_call(spec)}")
     return "\n".join(lines)
+
+
+def diagnosis_help() -> list[str]:
+    """The claim format: categories with their meaning and the entity forms (docs/scoring.md)."""
+    from srezero.faults.base import CATEGORIES
+
+    lines = ["  each root cause: {\"entity\": ..., \"category\": ..., \"detail\": ...}", "  categories:"]
+    width = max(len(c) for c in CATEGORIES)
+    lines += [f"    {name:{width}}  {meaning}" for name, meaning in CATEGORIES.items()]
+    lines += ["  entity, one of these forms (names from get_topology and get_config):",
+              "    service     web_server",
+              "    replica     web-4dsdz",
+              "    node        node-l47l",
+              "    disk        node-l47l/nvme1n1   (or node-l47l:nvme1n1)",
+              "    config key  web_server.db_retries   (or web_server:db_retries)",
+              "  detail: the concrete detail (the key and its bad value, the device, the release, the limit).",
+              "  An empty list means no fault (a false alarm). The last submission counts."]
+    return lines
 
 
 def _type_of(prop: dict[str, Any]) -> str:
@@ -206,28 +367,60 @@ def _type_of(prop: dict[str, Any]) -> str:
         return " | ".join(_type_of(p) for p in prop["anyOf"])
     typ = prop.get("type", "any")
     bounds = [f"{k.replace('imum', '')} {prop[k]}" for k in ("minimum", "maximum") if k in prop]
+    if "exclusiveMinimum" in prop:
+        bounds.insert(0, f"> {prop['exclusiveMinimum']}")
     if typ == "array":
-        return "list"
+        return "list of {entity, category, detail}" if "$ref" in (prop.get("items") or {}) else "list"
     return typ + (f" ({', '.join(bounds)})" if bounds else "")
 
 
-EXAMPLE_VALUES = {"service": "worker", "target": "web_server", "entity": "database", "node": "<node>",
-                  "metric": "error_rate", "pattern": "timeout", "key": "<key>", "value": "<value>",
-                  "check": "dmesg", "replicas": 4, "note": "mitigated", "summary": "..."}
+EXAMPLE_VALUES: dict[str, Any] = {"service": "worker", "target": "web_server", "entity": "database",
+                                  "node": "<node>", "metric": "error_rate", "pattern": "timeout", "key": "<key>",
+                                  "value": "<value>", "note": "mitigated", "summary": "...", "device": "nvme1n1",
+                                  "table": "orders", "column": "customer_id", "replicas": 4, "pid": 12345,
+                                  "size_gb": 200.0, "seconds": 120}
+
+
+def example_value(name: str, prop: dict[str, Any]) -> Any:
+    """A value of the right type for an argument: an enum's first choice, a number for numbers..."""
+    if "enum" in prop:
+        return prop["enum"][0]
+    if "anyOf" in prop:
+        types = [p.get("type") for p in prop["anyOf"]]
+        return EXAMPLE_VALUES.get(name, f"<{name}>") if "string" in types else example_value(name, prop["anyOf"][0])
+    typ = prop.get("type")
+    known = EXAMPLE_VALUES.get(name)
+    if typ == "integer":
+        return known if isinstance(known, int) else int(prop.get("minimum", 1))
+    if typ == "number":
+        return float(known) if isinstance(known, int | float) else 1.0
+    if typ == "boolean":
+        return True
+    if typ == "array":
+        return []
+    return known if isinstance(known, str) else f"<{name}>"
 
 
 def example_call(spec: ToolSpec) -> str:
-    if spec.name == "submit_diagnosis":
-        return ('submit_diagnosis(root_causes=[{"entity": "worker", "category": "misconfiguration", '
-                '"detail": "key=value"}])')
+    """A call with every required argument, each of a valid type (the values are only placeholders)."""
+    if spec.name == "submit_diagnosis":  # placeholders only: a real-looking claim could be some task's answer
+        return ('submit_diagnosis(root_causes=[{"entity": "<service.key>", "category": "misconfiguration", '
+                '"detail": "<the key and its bad value>"}], summary="...")')
+    props = spec.schema.get("properties", {})
     required = set(spec.schema.get("required", []))
-    parts = [f"{p.name}={EXAMPLE_VALUES.get(p.name, '...')!r}" for p in spec.params if p.name in required]
+    names = [p.name for p in spec.params if p.name in required] or (["seconds"] if spec.name == "wait" else [])
+    parts = [f"{n}={example_value(n, props.get(n, {}))!r}" for n in names]
     return f"{spec.name}({', '.join(parts)})"
 
 
 def _call(tool: str, args: dict[str, Any]) -> str:
     text = ", ".join(f"{k}={v!r}" for k, v in args.items())
     return f"{tool}({text[:120]}{'...' if len(text) > 120 else ''})"
+
+
+def _shorten(action: Any, limit: int) -> str:
+    text = " ".join(str(action).split())
+    return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
 def _clock(seconds: float) -> str:

@@ -36,7 +36,7 @@ class PlayShell(cmd.Cmd):
     doc_header = ""
 
     def __init__(self, session: PlaySession, style: Style, stdin: IO[str] | None = None,
-                 stdout: IO[str] | None = None) -> None:
+                 stdout: IO[str] | None = None, interactive: bool | None = None) -> None:
         super().__init__(stdin=stdin, stdout=stdout)
         self.session = session
         self.style = style
@@ -45,6 +45,9 @@ class PlayShell(cmd.Cmd):
         self._readline: Any = None
         if stdin is not None:
             self.use_rawinput = False
+        #: a person at a terminal: Ctrl-D asks for confirmation. Otherwise (piped input) every command
+        #: is echoed after the prompt, so the transcript on screen reads like a session.
+        self.interactive = _isatty(stdin or sys.stdin) if interactive is None else interactive
 
     # ------------------------------------------------------------------ prompt
     @property
@@ -92,12 +95,17 @@ class PlayShell(cmd.Cmd):
             else:
                 return
 
+    def precmd(self, line: str) -> str:
+        if not self.interactive and line != "EOF":
+            self.stdout.write(line + "\n")
+        return line
+
     def onecmd(self, line: str) -> bool:
         if line == "EOF":
             self.stdout.write("\n")
-            reply = self.session.handle("quit")
-            if not reply.done:  # a second EOF cannot come from a closed stream: leave now
-                reply = self.session.handle("quit")
+            # At a terminal Ctrl-D is confirmed like quit; a closed stream cannot confirm: stop now.
+            # Either way the work is kept: the episode ends as it stands, with a debrief and a record.
+            reply = self.session.handle("quit") if self.interactive else self.session.give_up()
         else:
             reply = self.session.handle(line)
         self.show(reply)
@@ -138,6 +146,13 @@ class PlayShell(cmd.Cmd):
         return self._matches[state] if state < len(self._matches) else None
 
 
+def _isatty(stream: Any) -> bool:
+    try:
+        return bool(stream.isatty())
+    except (AttributeError, ValueError):  # a closed or fake stream
+        return False
+
+
 def run(session: PlaySession, style: Style, out: IO[str] | None = None) -> bool:
     """Page the player, run the loop; True when the episode ended (and a debrief is due)."""
     stream = out or sys.stdout
@@ -146,7 +161,7 @@ def run(session: PlaySession, style: Style, out: IO[str] | None = None) -> bool:
     stream.write("\n".join(page.splitlines()[1:]) + "\n")
     stream.write(style.dim("Type help for the tools, help TOOL for one, "
                            + ("hint for a hint, " if session.hints_enabled else "")
-                           + "Tab to complete, quit to leave.") + "\n")
+                           + "Tab to complete, quit to stop.") + "\n")
     shell = PlayShell(session, style, stdout=stream)
     shell.cmdloop()
     return session.done

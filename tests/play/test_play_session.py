@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import io
+import re
 from pathlib import Path
 
 import orjson
@@ -66,6 +68,7 @@ def test_actions_errors_and_quit() -> None:
     assert r.kind == "error" and "unsupported kubectl command" in r.text
     assert s.steps_left == s.step_budget - 2
     assert not s.handle("quit").done and s.handle("quit").done
+    assert s.done and s.stopped_early and s.env.result["truncated"]  # the work is kept: scored as truncated
     assert s.handle("").text == ""
 
 
@@ -129,7 +132,8 @@ def test_debrief_of_a_poor_session_explains_what_went_wrong() -> None:
     assert "restart(target='web_server'): wrong fix" in text
     assert "error_rate of web_server:" in text and "min later" in text  # metric deltas after the write
     assert "(none submitted)" in text
-    assert "missed get_status(worker)" in text
+    assert 'missed a status read of worker showing "CrashLoopBackOff"' in text
+    assert "/CrashLoopBackOff/" not in text  # the stored regex is not shown
     assert "premature resolve (-10)" in text and "-10.0" in text
     assert "not mitigated:" in text
     assert "Root cause: worker.env.DATABASE_URL" in text  # ground truth is shown after the end
@@ -153,3 +157,215 @@ def test_play_command_errors() -> None:
     assert out.exit_code != 0 and "unknown task" in out.output
     out = CliRunner().invoke(cli, ["play", TASK, "--player", "a b"])
     assert out.exit_code != 0 and "--player" in out.output
+
+
+# ---------------------------------------------------------------------- review fixes
+
+
+def _play(lines: list[str], hints: bool = False) -> PlaySession:
+    s = _session(hints)
+    for line in lines:
+        s.handle(line)
+    return s
+
+
+def test_write_deltas_take_before_from_the_start_of_the_step() -> None:
+    # scaling web_server to zero takes effect within its own step: the value stamped at write["at"]
+    # is already the outage, so "before" must come from the start of the step
+    s = _play(["get_alerts()", "get_alerts()", "get_alerts()", 'scale(service="web_server", replicas=0)',
+               "wait(seconds=300)", "resolve()"])
+    wr = s.env.result["writes"][0]
+    assert debrief.write_start(wr) == wr["at"] - load_tools()["scale"].cost_s
+    lines = debrief.write_deltas(s.env, wr)
+    assert any(line.startswith("ready_replicas of web_server: 3 -> 0") for line in lines), lines
+    assert any(line.startswith("error_rate of web_server: 0 -> 1") for line in lines), lines
+
+
+def test_wrong_fix_penalty_is_labelled_as_it_escalates() -> None:
+    s = _play(["kubectl rollout restart deploy/web", "kubectl rollout restart deploy/cache", "resolve()"])
+    text = debrief.render(s.env, s.info["result"], [])
+    assert "(-10 each)" not in text
+    assert re.search(r"wrong fixes \(2: 10 \+ 20\)\s+-30\.0", text)
+    assert debrief.wrong_fix_label(5) == "wrong fixes (5: 10 + 20 + ... + 50)"
+
+
+@pytest.mark.parametrize(("claims", "expected"), [
+    (None, "why 0: no diagnosis was submitted"),
+    ([{"entity": "web_server", "category": "misconfiguration", "detail": "x"}], "why 0: at most half of the components"),
+    ([{"entity": "worker", "category": "capacity", "detail": "x"}], "capped at 0.25: no root cause was claimed"),
+    ([{"entity": "worker", "category": "misconfiguration", "detail": "broken"}], "the detail fell short: the detail"),
+])
+def test_diagnosis_explains_its_score(claims: list | None, expected: str) -> None:
+    lines = ["get_alerts()"]
+    if claims is not None:
+        lines.append(f"submit_diagnosis(root_causes={claims!r})")
+    s = _play([*lines, "resolve()"])
+    text = "\n".join(debrief.diagnosis_lines(s.env, s.info["result"]))
+    assert expected in text, text
+    assert "localization." not in text and "characterization." not in text  # plain words, not checklist ids
+    if claims and claims[0]["entity"] == "web_server":
+        assert "web_server: had no part in the incident" in text
+
+
+def test_evidence_in_plain_words() -> None:
+    assert debrief.plain_signal("get_status(worker) showing /CrashLoopBackOff/") == \
+        'a status read of worker showing "CrashLoopBackOff"  [get_status]'
+    assert debrief.plain_signal("query_metrics(cache, metric='hit_ratio')") == "the hit_ratio metric of cache  [query_metrics]"
+    assert debrief.plain_signal(r"node_diagnostics(node-1, check='limits') showing /packet loss ([1-9]\d*)\.\d%/") == \
+        'the limits check of node-1 showing "packet loss <n>%"  [node_diagnostics]'
+    assert debrief.plain_pattern(r"feature_flag\.async_invoices: (False|false) -> (True|true)") == \
+        "feature_flag.async_invoices: False -> True"
+    assert debrief.plain_pattern(r"maxmemory_mb = 634(?![\w.])") == "maxmemory_mb = 634"
+    assert debrief.plain_signal("not a signal") == "not a signal"
+
+
+def test_eof_keeps_the_work(tmp_path: Path) -> None:
+    from srezero.play.shell import PlayShell
+
+    # piped input that ends without resolve(): the episode ends as truncated, nothing is lost
+    s = _session()
+    out = io.StringIO()
+    PlayShell(s, Style(False), stdin=io.StringIO("get_alerts()\n"), stdout=out).cmdloop()
+    assert s.done and s.env.result["truncated"] and not s.env.result["resolved"]
+    assert "get_alerts()\n── step 1" in out.getvalue()  # piped commands are echoed
+    # at a terminal the first Ctrl-D asks, like quit; the second ends it (and keeps the work too)
+    s = _session()
+    out = io.StringIO()
+    PlayShell(s, Style(False), stdin=io.StringIO("get_alerts()\n"), stdout=out, interactive=True).cmdloop()
+    assert "the incident is still open" in out.getvalue() and "the debrief follows" in out.getvalue()
+    assert s.done and s.env.result["truncated"]
+    assert "srezero> get_alerts()" not in out.getvalue()  # a terminal echoes by itself
+    # with no action taken there is nothing to keep
+    s = _session()
+    PlayShell(s, Style(False), stdin=io.StringIO(""), stdout=io.StringIO()).cmdloop()
+    assert not s.done
+
+
+def test_play_command_eof_saves_a_truncated_record(tmp_path: Path) -> None:
+    out = CliRunner().invoke(cli, ["play", TASK, "--record", str(tmp_path / "r.json")], input="get_alerts()\n")
+    assert out.exit_code == 0, out.output
+    assert "DEBRIEF" in out.output and "you stopped before resolve()" in out.output
+    rec = orjson.loads((tmp_path / "r.json").read_bytes())
+    assert rec["status"] == "ok" and rec["result"]["truncated"] and len(rec["trajectory"]) == 1
+
+
+def test_records_are_never_overwritten(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    runs = [CliRunner().invoke(cli, ["play", TASK, "--player", "ada"], input="get_alerts()\nresolve()\n")
+            for _ in range(2)]
+    assert all(r.exit_code == 0 for r in runs), runs[0].output
+    assert (tmp_path / "runs/play/inc-001-0-ada.json").exists() and (tmp_path / "runs/play/inc-001-0-ada-2.json").exists()
+    assert "transcript saved to runs/play/inc-001-0-ada-2.json" in runs[1].output
+    explicit = [CliRunner().invoke(cli, ["play", TASK, "--record", "mine.json"], input="get_alerts()\nresolve()\n")
+                for _ in range(3)]
+    assert [p.name for p in sorted(tmp_path.glob("mine*.json"))] == ["mine-2.json", "mine-3.json", "mine.json"]
+    assert "transcript saved to mine-3.json" in explicit[2].output
+
+
+def test_unwritable_record_path(tmp_path: Path) -> None:
+    blocker = tmp_path / "a-file"
+    blocker.write_text("x")
+    out = CliRunner().invoke(cli, ["play", TASK, "--record", str(blocker / "r.json")], input="resolve()\n")
+    assert out.exit_code != 0 and "cannot save the record" in out.output and "PAGE" not in out.output
+    # if the place stops working during the session, the record goes to a temp file instead
+    s = _play(["get_alerts()", "resolve()"])
+    path, warning = s.save_or_fallback(blocker / "r.json")
+    assert path.exists() and "saved it to" in warning and str(path) in warning
+    assert orjson.loads(path.read_bytes())["result"]["steps"] == 2
+    path.unlink()
+
+
+@pytest.mark.parametrize("line", ["HELP", "Help", "help()", "quit()", "exit()", "q", "hint 2", "page me", "quit now",
+                                  "Page", "HINT", "?"])
+def test_shell_word_variants_cost_nothing(line: str) -> None:
+    s = _session(hints=True)
+    r = s.handle(line)
+    assert s.obs.step == 0 and not s.env.trajectory, (line, r.text)
+    assert "unknown tool" not in r.text
+
+
+def test_help_for_shell_commands() -> None:
+    s = _session()
+    assert s.handle("help hint").text.startswith("hint:")
+    assert s.handle("help quit").text.startswith("quit:")
+    assert s.handle("Help page").text.startswith("page:")
+    assert s.handle("help help").text.startswith("help:")
+    assert s.handle("HELP get_status").text.startswith("get_status(")
+    assert s.obs.step == 0
+
+
+def test_completion_quotes_values_when_no_quote_was_typed() -> None:
+    from srezero.tools.parse import parse_action
+
+    env = srezero.make(TASK, SEED)
+    env.reset(seed=SEED)
+    names = Names.of(env.world)
+    assert candidates("get_status(service=", "wor", names) == ['"worker"']
+    assert '"worker"' in candidates("get_status(service=", "", names)
+    assert candidates("get_status(service='", "wor", names) == ["worker"]
+    assert candidates("inspect_database(view=", "lo", names) == ['"locks"']
+    assert candidates("get_traces(errors_only=", "T", names) == ["True"]
+    parse_action("get_status(service=" + candidates("get_status(service=", "wor", names)[0] + ")")
+
+
+def test_failed_step_header_shows_what_was_typed() -> None:
+    s = _session()
+    r = s.handle("get_status(bogus=1)")
+    assert r.kind == "error" and r.header.endswith("· get_status(bogus=1)") and "get_status()" not in r.header
+    r = s.handle("frobnicate " + "x" * 300)
+    assert r.header.endswith("...") and len(r.header) < 160
+
+
+def test_timeline_keeps_a_hint_after_the_step_it_followed() -> None:
+    s = _session(hints=True)
+    s.handle("get_alerts()")
+    s.handle("hint")
+    s.handle("resolve()")  # resolve costs no time: the same second as step 1 and the hint
+    kinds = [(t, text) for t, kind, text in debrief.timeline(s.env, s.info["result"], s.hints_used)
+             if kind in ("you", "hint")]
+    assert [text.split(":")[0] for _, text in kinds] == ["step 1", "hint 1 taken", "step 2"]
+    assert len({t for t, _ in kinds}) == 1
+
+
+def test_debrief_says_the_budget_ended_it() -> None:
+    s = _session()
+    for _ in range(s.step_budget):
+        s.handle("get_alerts()")
+    text = debrief.render(s.env, s.info["result"], [])
+    assert f"the step budget ran out ({s.step_budget} steps)" in text
+
+
+def test_timeline_covers_earlier_changes_and_labels_red_herrings() -> None:
+    s = _play(["get_alerts()", "resolve()"])
+    tl = debrief.timeline(s.env, s.info["result"], [])
+    changes = [(t, text) for t, kind, text in tl if kind == "change"]
+    early = [text for t, text in changes if t < -3600]
+    assert early and "deploy" in early[0] and early[0].endswith("<- a red herring (harmless)")  # a release ~2 h before
+    assert sum(text.endswith("<- the root cause") for _, text in changes) == 1
+    assert debrief.rel(-6845) == "T-1:54:05" and debrief.rel(-272) == "T-04:32"
+
+
+def test_help_examples_are_valid_calls() -> None:
+    from srezero.faults.base import CATEGORIES
+    from srezero.play.session import example_call, tool_help
+    from srezero.tools.parse import parse_action
+
+    for spec in load_tools().values():
+        parse_action(example_call(spec))  # raises on a wrong type (pid='...', size_gb='...', view='...')
+    tools = load_tools()
+    assert "terminate_session(pid=12345)" in tool_help(tools["terminate_session"])
+    assert "inspect_database(view='activity')" in tool_help(tools["inspect_database"])
+    assert "'activity' | 'locks'" in tool_help(tools["inspect_database"])
+    sub = tool_help(tools["submit_diagnosis"])
+    assert all(c in sub for c in CATEGORIES) and "node-l47l/nvme1n1" in sub and "web_server.db_retries" in sub
+    wait = tool_help(tools["wait"])
+    assert "costs 0" not in wait and "as many simulated seconds as you wait" in wait
+
+
+def test_piped_session_echoes_and_says_how_to_replay(tmp_path: Path) -> None:
+    rec = tmp_path / "r.json"
+    out = CliRunner().invoke(cli, ["play", TASK, "--seed", "3", "--record", str(rec)], input="get_alerts()\nresolve()\n")
+    assert out.exit_code == 0, out.output
+    assert "srezero> get_alerts()\n" in out.output and "srezero> resolve()\n" in out.output
+    assert f"SREZERO_REPLAY={rec} srezero run --task {TASK} --agent replay --seed 3" in out.output
+    assert f"srezero report {rec}" in out.output

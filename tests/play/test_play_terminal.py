@@ -85,7 +85,7 @@ def test_oracle_session_to_debrief(tmp_path: Path, plan: list[dict]) -> None:
     debrief = seen.getvalue().partition("DEBRIEF")[2]
     for section in ("What really happened", "Root cause: worker.env.DATABASE_URL", "Timeline", "PAGE:",
                     "fault begins: crash_loop", "<- the root cause", "step 6: set_config(", "Your diagnosis",
-                    "found  search_logs(worker)", "What your actions did", "addressed the root cause",
+                    "found  a log search of worker", "What your actions did", "addressed the root cause",
                     "ready_replicas of worker", "Marks", "SUCCESS  marks 100.0/100",
                     "hints taken: 1", "transcript saved to"):
         assert section in debrief, section
@@ -120,14 +120,17 @@ def test_history_recall_colour_and_quit(tmp_path: Path) -> None:
     child.send("\x1b[A")  # up arrow recalls the last command
     child.expect(re.escape("kubectl get pods -l app=worker"))
     child.send("\x15")  # ^U clears the line
+    child.sendline("QUIT()")  # a near miss of quit is still quit, not an action
+    child.expect("Type quit again")
     child.sendline("quit")
-    child.expect("type quit again")
-    child.sendline("quit")
-    child.expect("nothing was saved")
+    child.expect("the debrief follows")
+    child.expect("DEBRIEF")
+    child.expect("transcript saved to")
     child.expect(pexpect.EOF)
     child.close()
     assert child.exitstatus == 0
-    assert not (tmp_path / "rec.json").exists()
+    rec = orjson.loads((tmp_path / "rec.json").read_bytes())  # quitting keeps the work: a truncated episode
+    assert rec["result"]["truncated"] and [t["tool"] for t in rec["trajectory"]] == ["get_status"]
 
 
 def test_no_colour_with_no_color(tmp_path: Path) -> None:
@@ -137,7 +140,17 @@ def test_no_colour_with_no_color(tmp_path: Path) -> None:
     child.sendline("bogus_tool()")
     child.expect("unknown tool")
     child.expect(PROMPT)
+    child.send("get_status(service=wor\t")  # no quote typed: completion supplies a quoted value
+    child.expect(re.escape('"worker"'))
+    child.sendline(")")
+    child.expect("CrashLoopBackOff")
+    child.expect(PROMPT)
+    child.sendeof()  # at a terminal one Ctrl-D asks first, like quit
+    child.expect("the incident is still open")
+    child.expect(PROMPT)
     child.sendeof()
+    child.expect("DEBRIEF")
     child.expect(pexpect.EOF)
     child.close()
     assert "PAGE" in seen.getvalue() and not SGR.search(seen.getvalue())
+    assert orjson.loads((tmp_path / "rec.json").read_bytes())["result"]["truncated"]
