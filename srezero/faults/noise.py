@@ -168,9 +168,10 @@ def benign_config_change(w: World, k: float) -> None:
         w.noise_entities.add(svc)
         detail = f"{key}: {old} -> {new} ({reason})"
         if when is None:
-            w.change(svc, "config", detail, author)
+            w.change(svc, "config", detail, author, noise=True)
         else:
-            w.changes.append(Change(_after_history(w, when, svc, "config", f"{key}:"), svc, "config", detail, author))
+            w.changes.append(Change(_after_history(w, when, svc, "config", f"{key}:"), svc, "config", detail, author,
+                                    noise=True))
 
     if not live:
         apply(past)
@@ -199,7 +200,7 @@ def benign_deploy(w: World, k: float) -> None:
     w.noise_entities.add(svc_name)
     for rep in svc.replicas:
         rep.version = new.version
-    w.changes.append(Change(when, svc_name, "deploy", f"deployed {new.version}: {msg}", new.author))
+    w.changes.append(Change(when, svc_name, "deploy", f"deployed {new.version}: {msg}", new.author, noise=True))
     w.events.append(Event(when, "Normal", "ScalingReplicaSet", svc_name, f"Rolled out {svc_name} {new.version}"))
 
 

@@ -272,6 +272,9 @@ class Change:
     kind: str  # config | deploy | scale | restart | failover | drain | rollback
     detail: str
     author: str
+    #: made by ambient noise or a distractor (harmless by construction). Ground truth: only the
+    #: debrief reads it, after the episode; no tool may show it.
+    noise: bool = False
 
 
 @dataclass

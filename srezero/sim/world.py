@@ -252,11 +252,11 @@ class World:
     def emit(self, kind: str, reason: str, entity: str, message: str) -> None:
         self.events.append(Event(self.env.now, kind, reason, entity, message))
 
-    def change(self, service: str, kind: str, detail: str, author: str) -> None:
+    def change(self, service: str, kind: str, detail: str, author: str, noise: bool = False) -> None:
         """Record a change made now. People do not act on the tick: the timestamp lands a few seconds
         before it (deterministically), so a change's seconds never tell a fault's from anyone else's."""
         jitter = 1.0 + stable_int(self.seed, len(self.changes), "change") % 2800 / 100.0
-        self.changes.append(Change(self.env.now - jitter, service, kind, detail, author))
+        self.changes.append(Change(self.env.now - jitter, service, kind, detail, author, noise))
 
     def dmesg(self, node: Node, line: str, every: int = 0) -> None:
         """Append a kernel message; ``every`` rate-limits a repeating message to one per N ticks."""
