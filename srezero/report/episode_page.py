@@ -14,12 +14,16 @@ from srezero.report.html import esc, num, page
 from srezero.report.load import Ep, safe_name
 from srezero.report.markdown import failure_labels, task_info
 from srezero.report.replay import KIND_COLORS, Replay, call_text, chart_svg
+from srezero.scoring import marks as mk
 
-TERM_LABELS = {"diagnosis": "diagnosis (40 x checklist score)", "mitigation": "mitigation (40 if mitigated)",
-               "evidence": "evidence (10 x coverage)", "success": "success (10 if solved)",
-               "wrong_fix_penalty": "wrong fixes (-10 each)", "destructive_penalty": "destructive actions (-20 each)",
-               "invalid_penalty": "invalid actions (-1 each, at most -10)",
-               "premature_penalty": "premature resolution (-10)"}
+TERM_LABELS = {"diagnosis": f"diagnosis ({mk.W_DIAGNOSIS:g} x checklist score)",
+               "mitigation": f"mitigation ({mk.W_MITIGATION:g} if mitigated)",
+               "evidence": f"evidence ({mk.W_EVIDENCE:g} x coverage)", "success": f"success ({mk.W_SUCCESS:g} if solved)",
+               "wrong_fix_penalty": f"wrong fixes (the k-th costs {mk.P_WRONG_FIX:g} k: {mk.P_WRONG_FIX:g}, "
+                                    f"{mk.wrong_fix_penalty(2):g}, {mk.wrong_fix_penalty(3):g} ... in total)",
+               "destructive_penalty": f"destructive actions (-{mk.P_DESTRUCTIVE:g} each)",
+               "invalid_penalty": f"invalid actions (-{mk.P_INVALID:g} each, at most -{mk.P_INVALID_CAP:g})",
+               "premature_penalty": f"premature resolution (-{mk.P_PREMATURE:g})"}
 
 
 def _card(k: str, v: str) -> str:
