@@ -76,6 +76,13 @@ TUNING: dict[str, dict[str, Any]] = {
     "missing_index": {"alert": "DatabaseLatencyHigh"},  # HighErrorRate misses some seeds
     "bad_worker_count": {"sizes": (0,), "toward": ("lo",)},  # with 5 web replicas (or more threads) it copes
     "cache_crash_herd": {"alert": "CacheHitRatioLow"},  # edge errors come in one-tick bursts per OOM kill
+    # Measured with `generate --check` over seeds 0-4, then confirmed on held-out seeds 5-9 (2026-11-22):
+    # (variant, seed) pairs that never paged or that the oracle could not solve, before -> after.
+    "cache_auth_failure": {"alert": "CacheHitRatioLow"},  # edge p99 stays under its page on some seeds: 2 -> 0
+    "cache_eviction_storm": {"alert": "CacheHitRatioLow"},  # the same, at every level: 13 -> 0
+    "thermal_throttling": {"params": {"factor": 0.12}},  # 0.15 leaves a fast node enough CPU: 4 -> 0
+    "cache_hot_key": {"params": {"share": 0.95}},  # 8 -> 4
+    "sticky_session_hotspot": {"params": {"client_load": 1.5}},  # 4 -> 1
 }
 #: Default example selector per accepted target kind, when a primitive declares no example.
 _KIND_EXAMPLE = {"service": "web_server", "replica": "web_server[*]", "node": "node(web_server[*])",

@@ -130,10 +130,10 @@ def test_entry_points_and_openbench_metadata(monkeypatch: pytest.MonkeyPatch) ->
 
 def _own_solver_task(finish: bool) -> Any:
     """A user's own inspect task: their solver, srezero's tools and scorer."""
-    import srezero
     from inspect_ai import Task
     from inspect_ai.solver import solver
 
+    import srezero
     from srezero.adapters.inspect_task import episode_tools, finish_episode, incident_scorer
 
     @solver
