@@ -14,13 +14,15 @@ get_changes         AppsV1 ``list_namespaced_replica_set`` (revisions)
 set_config          ``env.KEY``: ``patch_namespaced_deployment`` (strategic merge of the env
                     var, which rolls the pods); other keys: ``patch_namespaced_config_map``
 restart             ``patch_namespaced_deployment`` with the ``kubectl.kubernetes.io/restartedAt``
-                    template annotation; a pod name: ``delete_namespaced_pod``
+                    template annotation; a pod name: ``read_namespaced_pod`` then
+                    ``delete_namespaced_pod`` (refused for a pod with no controller)
 rollback            ``read_namespaced_deployment``, ``list_namespaced_replica_set``, JSON patch
                     of ``/spec/template`` to the previous revision's template
 scale               ``patch_namespaced_deployment_scale``
-cordon_node         ``patch_node`` ``spec.unschedulable``
-drain_node          ``patch_node``, ``list_namespaced_pod`` on the node, then
-                    ``create_namespaced_pod_eviction`` per pod (this namespace only)
+cordon_node         ``list_namespaced_pod`` on the node (scope check), ``patch_node`` ``spec.unschedulable``
+drain_node          ``list_namespaced_pod`` on the node (scope check), ``patch_node``, then
+                    ``create_namespaced_pod_eviction`` per pod (this namespace only; kubectl drain's
+                    safeguards: DaemonSet, mirror, controller-less and emptyDir pods are skipped)
 query_metrics       Prometheus ``/api/v1/query_range`` (needs ``prometheus_url``)
 get_alerts          Prometheus ``/api/v1/alerts`` (needs ``prometheus_url``)
 ==================  =====================================================================
@@ -28,6 +30,12 @@ get_alerts          Prometheus ``/api/v1/alerts`` (needs ``prometheus_url``)
 Anything else (traces, node diagnostics, failover) raises "<tool> is not supported by this
 backend". The client objects can be injected (``core=``, ``apps=``), which is how the tests record
 the exact calls without an API server. On a live cluster time is real: :meth:`advance` sleeps.
+
+Every API call carries ``_request_timeout`` (``request_timeout=``, default 10 s). Failures are
+classified: the agent's own mistakes (404 unknown object, 400/422 invalid value, 403 not allowed,
+409...) are :class:`ToolError`; the backend's (5xx, 401, 408, 429, timeouts, connection failures,
+malformed answers) are :class:`BackendError`, which a live episode counts in ``backend_errors``.
+Both quote the API's ``Status.message``. A write that fails after changing something says so.
 """
 
 from __future__ import annotations
@@ -39,16 +47,43 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from srezero.backends.prometheus import METRIC_QUERIES, NAME_RE, HttpGet, Prometheus, promql
+from srezero.backends._k8s_support import (
+    SMP,
+    WORKLOAD_KINDS,
+    NodeTools,
+    _age,
+    _api_error,
+    _controller,
+    _is_timeout,
+    _is_transport,
+    _labels,
+    _log_time,
+    _status_message,
+    _Timed,
+    _ts,
+)
+from srezero.backends.prometheus import (
+    METRIC_QUERIES,
+    NAME_RE,
+    BackendError,
+    HttpGet,
+    Prometheus,
+    cap,
+    is_backend_status,
+    promql,
+)
 from srezero.tools.registry import ToolError, ToolOutput
+
+__all__ = ["BackendError", "BackendUnavailable", "KubernetesBackend"]
 
 RESTARTED_AT = "kubectl.kubernetes.io/restartedAt"
 REVISION = "deployment.kubernetes.io/revision"
 LOG_TAIL = 2000
-SMP = "application/strategic-merge-patch+json"
 JSON_PATCH = "application/json-patch+json"
 _LEVEL = re.compile(r"\b(trace|debug|info|warn|warning|error|fatal|critical|panic)\b", re.I)
 NOT_FOUND = object()  # what KubernetesBackend._call returns for a 404 it was told to tolerate
+MAX_SERIES = 20  # query_metrics shows at most this many series
+_EPOCH = dt.datetime(1970, 1, 1, tzinfo=dt.UTC)
 _RANK = {"trace": 0, "debug": 0, "info": 1, "warn": 2, "warning": 2, "error": 3, "fatal": 3, "critical": 3, "panic": 3}
 
 
@@ -56,27 +91,7 @@ class BackendUnavailable(RuntimeError):
     """The backend cannot start (client library missing, no kubeconfig...)."""
 
 
-def _api_error(exc: Exception) -> int | None:
-    status = getattr(exc, "status", None)
-    return status if isinstance(status, int) else None
-
-
-WORKLOAD_KINDS = frozenset({"Pod", "Deployment", "ReplicaSet", "StatefulSet", "DaemonSet", "Node", "Job"})
-
-
-def _ts(t: dt.datetime | None) -> str:
-    return t.astimezone(dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ") if t else "-"
-
-
-def _age(now: dt.datetime, t: dt.datetime | None) -> str:
-    if t is None:
-        return "-"
-    s = max(0.0, (now - t).total_seconds())
-    return f"{s:.0f}s" if s < 120 else f"{s / 60:.0f}m" if s < 7200 else f"{s / 3600:.0f}h" if s < 172800 \
-        else f"{s / 86400:.0f}d"
-
-
-class KubernetesBackend:
+class KubernetesBackend(NodeTools):
     """Serves the declared tools from namespace ``namespace`` of a cluster."""
 
     name = "k8s"
@@ -87,52 +102,91 @@ class KubernetesBackend:
                  context: str | None = None, prometheus_url: str | None = None, http_get: HttpGet | None = None,
                  queries: dict[str, str] | None = None, label_key: str = "app",
                  clock: Callable[[], float] = time.monotonic, sleep: Callable[[float], None] | None = None,
-                 wall: Callable[[], dt.datetime] | None = None) -> None:
+                 wall: Callable[[], dt.datetime] | None = None,
+                 request_timeout: float | tuple[float, float] | None = 10.0) -> None:
         if not NAME_RE.match(namespace):
             raise ValueError(f"{namespace!r} is not a valid namespace name")
         self.namespace = namespace
+        #: seconds per Kubernetes API request (or ``(connect, read)``); None disables (not recommended)
+        self.request_timeout = request_timeout
         if core is None or apps is None:
             core, apps = self._connect(kubeconfig, context, core, apps)
-        self.core, self.apps = core, apps
-        self.prometheus = Prometheus(prometheus_url, http_get) if prometheus_url else None
+        self.core = _Timed(core, lambda: self.request_timeout)
+        self.apps = _Timed(apps, lambda: self.request_timeout)
+        prom_timeout = max(request_timeout) if isinstance(request_timeout, tuple) else request_timeout
+        self.prometheus = Prometheus(prometheus_url, http_get, prom_timeout or 10.0) if prometheus_url else None
         self.queries = {**METRIC_QUERIES, **(queries or {})}
         self.label_key = label_key
         # looked up at call time, so a test that patches time.sleep reaches it
         self._clock, self._sleep = clock, sleep or (lambda seconds: time.sleep(seconds))
         self._wall = wall or (lambda: dt.datetime.now(dt.UTC))
         self._t0 = clock()
+        self._done: list[str] = []  # what the current write has changed so far (reported if it then fails)
+        self._touched_nodes: set[str] = set()  # nodes this backend cordoned or drained (may uncordon them)
 
     @staticmethod
     def _connect(kubeconfig: str | None, context: str | None, core: Any, apps: Any) -> tuple[Any, Any]:
         try:
+            import yaml
             from kubernetes import client, config
+            from urllib3.util.retry import Retry
         except ImportError:
             raise BackendUnavailable('the Kubernetes backend needs the client: pip install "srezero[k8s]"') from None
+        cfg = client.Configuration()  # our own: loading does not change the process-wide default
         try:
             if kubeconfig or context:
-                config.load_kube_config(config_file=kubeconfig, context=context)
+                config.load_kube_config(config_file=kubeconfig, context=context, client_configuration=cfg)
             else:
                 try:
-                    config.load_incluster_config()
+                    config.load_incluster_config(client_configuration=cfg)
                 except config.ConfigException:
-                    config.load_kube_config()
-        except (config.ConfigException, OSError, TypeError) as exc:
-            raise BackendUnavailable(f"cannot load a Kubernetes configuration: {exc}") from None
-        return core or client.CoreV1Api(), apps or client.AppsV1Api()
+                    config.load_kube_config(client_configuration=cfg)
+        except (config.ConfigException, OSError, TypeError, ValueError, KeyError, AttributeError,
+                yaml.YAMLError) as exc:
+            raise BackendUnavailable(f"cannot load a Kubernetes configuration: {cap(str(exc))}") from None
+        # a timed-out read is not retried (urllib3 would retry GETs 3 times: 4x the timeout); connects are
+        cfg.retries = Retry(total=3, connect=3, read=0, redirect=3, status=0, other=0)
+        api = client.ApiClient(cfg)
+        return core or client.CoreV1Api(api), apps or client.AppsV1Api(api)
 
     # ------------------------------------------------------------------ Backend protocol
     def call(self, tool: str, args: dict[str, Any]) -> ToolOutput:
+        """Run one tool. ToolError: the agent's input was refused; BackendError: the backend failed."""
         if tool not in self.TOOLS:
             raise ToolError(f"{tool} is not supported by this backend")
+        self._done = []
         try:
             return getattr(self, f"_{tool}")(**args)
-        except ToolError:
-            raise
+        except ToolError as exc:
+            raise self._with_progress(exc) from None
         except Exception as exc:
-            status = _api_error(exc)
-            if status is None:
-                raise
-            raise ToolError(f"Kubernetes API error {status} ({getattr(exc, 'reason', '')}) in {tool}") from None
+            raise self._with_progress(self.classify(exc, tool)) from (None if _api_error(exc) is not None
+                                                                       or _is_transport(exc) else exc)
+
+    def classify(self, exc: Exception, tool: str) -> ToolError:
+        """``exc`` (from the client) as a ToolError (the agent's input) or a BackendError (the backend's failure)."""
+        status = _api_error(exc)
+        if status is not None:
+            reason = " ".join(str(getattr(exc, "reason", "") or "").split())
+            if status == 0:  # the client's own failure (TLS, a request it could not build)
+                return BackendError(f"Kubernetes API unreachable in {tool}: {cap(reason)}")
+            message = _status_message(exc)
+            text = f"Kubernetes API error {status} ({cap(reason, 80)}) in {tool}" + (f": {message}" if message else "")
+            return (BackendError if is_backend_status(status) else ToolError)(text)
+        if _is_transport(exc):
+            what = f"timed out (request timeout {self.request_timeout}s)" if _is_timeout(exc) else "unreachable"
+            return BackendError(f"Kubernetes API {what} in {tool}: {type(exc).__name__}: {cap(str(exc))}")
+        return BackendError(f"{type(exc).__name__}: {cap(str(exc), 500)}")  # a malformed answer, say
+
+    def _with_progress(self, exc: ToolError) -> ToolError:
+        """Add what the failed write already changed to the error text (and ``.partial``)."""
+        if not self._done:
+            return exc
+        done = "; ".join(self._done)
+        new = type(exc)(f"{exc} (already done before the failure: {done})", exc.tool)
+        new.partial = done  # type: ignore[attr-defined]
+        self._done = []
+        return new
 
     def advance(self, seconds: float) -> None:
         if seconds > 0:
@@ -230,14 +284,17 @@ class KubernetesBackend:
         now = self._wall()
         since = now - dt.timedelta(seconds=window_s)
         items = []
-        for e in self.core.list_namespaced_event(namespace=self.namespace).items or []:
+        events = self.core.list_namespaced_event(namespace=self.namespace).items or []
+        others = self._longer_names(entity, events)
+        for e in events:
             obj = e.involved_object
-            name = obj.name if obj else ""
+            name = (obj.name if obj else "") or ""
             # only workload objects: events about other objects (a chaos tool's experiments, say) would
             # tell the agent what was injected
             if obj is not None and obj.kind and obj.kind not in WORKLOAD_KINDS:
                 continue
-            if entity and not (name == entity or name.startswith(entity + "-")):
+            if entity and not (name == entity or (name.startswith(entity + "-") and
+                                                  not any(name == o or name.startswith(o + "-") for o in others))):
                 continue
             at = e.last_timestamp or e.event_time or e.metadata.creation_timestamp
             if at is None or at < since:
@@ -252,17 +309,32 @@ class KubernetesBackend:
                           [{"at": _ts(at), "kind": kind, "reason": reason, "object": obj, "message": msg, "count": n}
                            for at, kind, reason, obj, msg, n in items])
 
+    def _longer_names(self, entity: str, events: list[Any]) -> list[str]:
+        """Deployments whose names extend ``entity-`` (``web-api`` for ``web``): their objects are not web's."""
+        if not entity or not any(((e.involved_object.name if e.involved_object else "") or "").startswith(entity + "-")
+                                 for e in events):
+            return []
+        try:
+            deps = self.apps.list_namespaced_deployment(namespace=self.namespace).items or []
+        except Exception as exc:
+            if (_api_error(exc) or 0) // 100 != 4:  # a Role without deployments/list: match by prefix only
+                raise
+            return []
+        return [d.metadata.name for d in deps if d.metadata.name.startswith(entity + "-")]
+
     def _search_logs(self, service: str, pattern: str = "", level: str = "", window_s: int = 900,
-                     limit: int = 20) -> ToolOutput:
+                     limit: int = 20, previous: bool = False) -> ToolOutput:
         try:
             rx = re.compile(pattern, re.I)
         except re.error as exc:
             raise ToolError(f"invalid pattern {pattern!r}: {exc}") from None
         floor = _RANK.get(level, 0) if level else 0
-        lines: list[tuple[str, str]] = []
+        lines: list[tuple[dt.datetime, int, str]] = []
         for p in self._pods_or_pod(service):
             kwargs: dict[str, Any] = {"name": p.metadata.name, "namespace": self.namespace,
                                       "since_seconds": int(window_s), "timestamps": True, "tail_lines": LOG_TAIL}
+            if previous:  # kubectl logs --previous: the last terminated container's log
+                kwargs["previous"] = True
             if p.spec and p.spec.containers and len(p.spec.containers) > 1:
                 kwargs["container"] = p.spec.containers[0].name
             try:
@@ -278,10 +350,12 @@ class KubernetesBackend:
                 lvl = _LEVEL.search(msg)
                 if (_RANK[lvl.group(1).lower()] if lvl else 1) < floor or not rx.search(msg):
                     continue
-                lines.append((ts, f"{ts[:19]}Z {p.metadata.name} {msg}"))
-        lines.sort(key=lambda x: x[0])
+                at = _log_time(ts)
+                shown_ts = _ts(at) if at else ts[:20]
+                lines.append((at or _EPOCH, len(lines), f"{shown_ts} {p.metadata.name} {msg}"))
+        lines.sort(key=lambda x: (x[0], x[1]))  # by parsed time, not text ("00.5Z" sorts before "00Z")
         truncated = len(lines) > limit
-        shown = [t for _, t in lines[-limit:]]
+        shown = [t for *_, t in lines[-limit:]]
         if not shown:
             return ToolOutput(f"no log lines matching {pattern!r} in {service} over the last {window_s // 60} min", [])
         head = f"{len(shown)} line(s) from {service}" + (" (limit reached; older matches not shown)" if truncated else "")
@@ -346,6 +420,8 @@ class KubernetesBackend:
         text = str(value).lower() if isinstance(value, bool) else str(value)
         if key.startswith("env."):
             name = key[4:]
+            if not re.fullmatch(r"[-._a-zA-Z][-._a-zA-Z0-9]*", name):
+                raise ToolError(f"{name!r} is not a valid environment variable name (set_config key env.NAME)")
             dep = self._deployment(service)
             container = dep.spec.template.spec.containers[0].name
             body = {"spec": {"template": {"spec": {"containers": [{"name": container,
@@ -363,8 +439,13 @@ class KubernetesBackend:
                           name=self._check(target), namespace=self.namespace, body=body)
         if done is not NOT_FOUND:
             return ToolOutput(f"rollout restart of deployment {target} started")
+        pod = self._call(self.core.read_namespaced_pod, self._gone(target), name=target, namespace=self.namespace)
+        owner = _controller(pod)
+        if owner is None:
+            raise ToolError(f"pod {target} has no controller (no ownerReferences), so nothing would start a "
+                            "replacement; it was not deleted")
         self._call(self.core.delete_namespaced_pod, self._gone(target), name=target, namespace=self.namespace)
-        return ToolOutput(f"deleted pod {target}; its controller starts a replacement")
+        return ToolOutput(f"deleted pod {target}; its {owner.kind} {owner.name} starts a replacement")
 
     def _rollback(self, service: str) -> ToolOutput:
         dep = self._deployment(service)
@@ -395,33 +476,6 @@ class KubernetesBackend:
                     body={"spec": {"replicas": replicas}})
         return ToolOutput(f"scaling {service} to {replicas} replica(s)")
 
-    def _cordon_node(self, node: str, uncordon: bool = False) -> ToolOutput:
-        self._patch(self.core.patch_node, SMP, name=node, body={"spec": {"unschedulable": not uncordon}})
-        return ToolOutput(f"node/{node} {'uncordoned' if uncordon else 'cordoned'}")
-
-    def _drain_node(self, node: str) -> ToolOutput:
-        self._patch(self.core.patch_node, SMP, name=self._check(node), body={"spec": {"unschedulable": True}})
-        pods = self.core.list_namespaced_pod(namespace=self.namespace, field_selector=f"spec.nodeName={node}").items or []
-        evicted, blocked = [], []
-        for p in sorted(pods, key=lambda p: p.metadata.name):
-            owners = p.metadata.owner_references or []
-            if any(o.kind == "DaemonSet" for o in owners):
-                continue
-            body = {"apiVersion": "policy/v1", "kind": "Eviction",
-                    "metadata": {"name": p.metadata.name, "namespace": self.namespace}}
-            try:
-                self.core.create_namespaced_pod_eviction(name=p.metadata.name, namespace=self.namespace, body=body)
-                evicted.append(p.metadata.name)
-            except Exception as exc:
-                if _api_error(exc) != 429:
-                    raise
-                blocked.append(p.metadata.name)
-        text = f"cordoned {node}; evicted {len(evicted)} pod(s) in {self.namespace}" + \
-            (f": {', '.join(evicted)}" if evicted else "")
-        if blocked:
-            text += f"; blocked by a PodDisruptionBudget: {', '.join(blocked)}"
-        return ToolOutput(text, {"evicted": evicted, "blocked": blocked})
-
     # ------------------------------------------------------------------ Prometheus
     def _prom(self, tool: str) -> Prometheus:
         if self.prometheus is None:
@@ -432,21 +486,37 @@ class KubernetesBackend:
         prom = self._prom("query_metrics")
         query = promql(metric, target, self.namespace, self.queries)
         end = self._wall().timestamp()
-        series = prom.query_range(query, end - window_s, end, 30)
-        values = series[0][1] if series else []
-        if not values:
+        series = sorted(((_labels(m), v) for m, v in prom.query_range(query, end - window_s, end, 30) if v),
+                        key=lambda s: s[0])
+        if not series:
             return ToolOutput(f"no data for {metric} of {target} over the last {window_s // 60} min",
-                              {"target": target, "metric": metric, "values": []})
-        text = (f"{metric} of {target} over the last {window_s // 60} min (30s step)\n"
-                f"  min {min(values):.4g}  avg {sum(values) / len(values):.4g}  max {max(values):.4g}  "
-                f"last {values[-1]:.4g}\n  values: {' '.join(f'{v:.4g}' for v in values[-30:])}")
-        return ToolOutput(text, {"target": target, "metric": metric, "values": values[-30:]})
+                              {"target": target, "metric": metric, "values": [], "series": []})
+
+        def stats(values: list[float]) -> str:
+            return (f"min {min(values):.4g}  avg {sum(values) / len(values):.4g}  max {max(values):.4g}  "
+                    f"last {values[-1]:.4g}")
+
+        head = f"{metric} of {target} over the last {window_s // 60} min (30s step)"
+        if len(series) == 1:
+            label, values = series[0]
+            text = (head + (f" {label}" if label else "") + f"\n  {stats(values)}\n"
+                    f"  values: {' '.join(f'{v:.4g}' for v in values[-30:])}")
+        else:
+            shown = series[:MAX_SERIES]
+            text = head + f", {len(series)} series" + "".join(
+                f"\n  {label or '{}'}: {stats(values)}\n    values: {' '.join(f'{v:.4g}' for v in values[-10:])}"
+                for label, values in shown)
+            if len(series) > len(shown):
+                text += f"\n  ... {len(series) - len(shown)} more series not shown"
+        return ToolOutput(text, {"target": target, "metric": metric, "values": series[0][1][-30:],
+                                 "series": [{"labels": label, "values": values[-30:]}
+                                            for label, values in series[:MAX_SERIES]]})
 
     def _get_alerts(self) -> ToolOutput:
         alerts = self._prom("get_alerts").alerts()
-        mine = [a for a in alerts if a.get("labels", {}).get("namespace") in (None, self.namespace)]
-        lines = [f"[{a.get('state', '?').upper()} {a.get('labels', {}).get('severity', '')}] "
-                 f"{a.get('labels', {}).get('alertname', '?')}: "
-                 f"{a.get('annotations', {}).get('summary') or a.get('annotations', {}).get('description', '')} "
+        mine = [a for a in alerts if (a.get("labels") or {}).get("namespace") in (None, self.namespace)]
+        lines = [f"[{str(a.get('state') or '?').upper()} {(a.get('labels') or {}).get('severity', '')}] "
+                 f"{(a.get('labels') or {}).get('alertname', '?')}: "
+                 f"{(a.get('annotations') or {}).get('summary') or (a.get('annotations') or {}).get('description', '')} "
                  f"(since {a.get('activeAt', '?')})" for a in mine]
         return ToolOutput("\n".join(lines) if lines else "no alerts firing", mine)

@@ -14,9 +14,11 @@ It has the attributes :func:`srezero.agents.runner.run_episode` uses (``reset``,
 from __future__ import annotations
 
 import copy
+import shlex
 from dataclasses import dataclass, field
 from typing import Any
 
+from srezero.backends.prometheus import BackendError, cap
 from srezero.episode import Briefing, Observation
 from srezero.tools.context import ToolContext
 from srezero.tools.parse import parse_action
@@ -94,12 +96,20 @@ class LiveEpisode:
                            self.spec.budget.time_s), {"briefing": self.briefing.__dict__}
 
     def _page(self) -> str:
+        """The first firing alert (pending ones are not pages), this namespace's labelled alerts first."""
+        fallback = "[critical] incident reported by a user"
         try:
             out = self.backend.call("get_alerts", {})
-        except ToolError:
-            return "[critical] incident reported by a user"
-        first = out.text.splitlines()[0] if out.text else ""
-        return first if first and first != "no alerts firing" else "[critical] incident reported by a user"
+        except Exception:  # no Prometheus, or a flaky one: the page is still the user's report
+            return fallback
+        alerts = out.data if isinstance(out.data, list) else []
+        lines = out.text.splitlines() if out.text else []
+        if len(lines) != len(alerts):  # the text is not one line per alert: nothing to pick from
+            return fallback
+        ns = getattr(self.backend, "namespace", None)
+        firing = [i for i, a in enumerate(alerts) if isinstance(a, dict) and str(a.get("state", "")).lower() == "firing"]
+        firing.sort(key=lambda i: ((alerts[i].get("labels") or {}).get("namespace") != ns, i))
+        return lines[firing[0]] if firing else fallback
 
     # ------------------------------------------------------------------ step
     def elapsed(self) -> float:
@@ -114,6 +124,7 @@ class LiveEpisode:
                 "invalid": True, "tool": None, "sim_time_s": self.elapsed(), "result": copy.deepcopy(self.result)}
         self.steps += 1
         tool, args, error, text, data = None, {}, None, "", None
+        partial: str | None = None  # what a failed write had already changed
         try:
             tool, args = self._parse(action)
             spec = self._tools[tool]
@@ -122,15 +133,25 @@ class LiveEpisode:
             if spec.kind == "write":
                 self.writes.append({"step": self.steps, "tool": tool, "args": dict(args),
                                     "at": round(self.elapsed(), 3), "effect": text})
+        except BackendError as exc:  # the backend failed (5xx, 401, timeout...), not the agent's input
+            error = f"backend error: {exc}"
+            tool = tool or exc.tool
+            partial = exc.partial
+            self.backend_errors += 1
         except ToolError as exc:
             error = str(exc)
             tool = tool or exc.tool
+            partial = getattr(exc, "partial", None)
             self.invalid += 1
         except Exception as exc:  # a flaky cluster must not end the run: the agent sees the failure
             error = f"backend error: {type(exc).__name__}: {str(exc)[:500]}"
             self.backend_errors += 1
         if error is not None:
             text = f"error: {error}"
+            if partial and tool in self._tools and self._tools[tool].kind == "write":
+                self.writes.append({"step": self.steps, "tool": tool, "args": dict(args),
+                                    "at": round(self.elapsed(), 3), "effect": partial, "error": error,
+                                    "partial": True})
         elapsed = self.elapsed()
         terminated = self.resolved
         truncated = not terminated and (self.steps >= self.spec.budget.steps or elapsed >= self.spec.budget.time_s)
@@ -153,8 +174,24 @@ class LiveEpisode:
             from srezero.tools.kubectl import translate
 
             tool, args = translate(action.strip(), sim_names=False)
-            return tool, self._tools[tool].validate(args)
+            args = self._tools[tool].validate(args)
+            if tool == "search_logs" and _wants_previous(action):
+                args["previous"] = True  # the backend reads the last terminated container's log
+            return tool, args
         return parse_action(action)
+
+    # ------------------------------------------------------------------ ending early
+    def finish(self) -> dict[str, Any]:
+        """End an unfinished episode as truncated (for harnesses that stop early) and verify it.
+
+        Idempotent: a finished episode returns its existing result.
+        """
+        if not hasattr(self, "done"):
+            raise RuntimeError("call reset() before finish()")
+        if not self.done:
+            self.done = True
+            self.result = self._finish(True)
+        return self.result  # type: ignore[return-value]
 
     # ------------------------------------------------------------------ used by submit tools
     def record_diagnosis(self, claims: list[Any], summary: str) -> int:
@@ -172,21 +209,29 @@ class LiveEpisode:
 
     # ------------------------------------------------------------------ verification
     def verify(self) -> dict[str, Any]:
-        """Readiness of every deployment and each SLO query, after the verification wait."""
+        """Readiness of every deployment and each SLO query, after the verification wait.
+
+        Never raises for a backend failure: a check that cannot be made is a reason the episode is
+        not mitigated (``ready``/``slo_ok`` False).
+        """
         self.backend.advance(self.verify_s)
         reasons: list[str] = []
         ready: dict[str, str] = {}
+        ready_ok = True
         apps = getattr(self.backend, "apps", None)
         ns = getattr(self.backend, "namespace", "")
         if apps is not None:
-            for d in apps.list_namespaced_deployment(namespace=ns).items or []:
-                want = d.spec.replicas or 0
-                have = (d.status.available_replicas if d.status else 0) or 0
-                ready[d.metadata.name] = f"{have}/{want}"
-                if want == 0:
-                    reasons.append(f"deployment {d.metadata.name} is scaled to zero")
-                elif have < want:
-                    reasons.append(f"deployment {d.metadata.name} has {have}/{want} replicas available")
+            try:
+                for d in apps.list_namespaced_deployment(namespace=ns).items or []:
+                    want = d.spec.replicas if d.spec.replicas is not None else 1
+                    have = (d.status.available_replicas if d.status else 0) or 0
+                    ready[d.metadata.name] = f"{have}/{want}"
+                    problems = deployment_problems(d)
+                    reasons += problems
+                    ready_ok = ready_ok and not problems
+            except Exception as exc:  # any failure means readiness is unknown, not proven
+                ready_ok = False
+                reasons.append(f"readiness could not be checked: {_describe(exc, self.backend)}")
         slo_ok: bool | None = None
         worst: dict[str, float | None] = {}
         prom = getattr(self.backend, "prometheus", None)
@@ -195,21 +240,25 @@ class LiveEpisode:
             for name, (query, limit) in self.slos.items():
                 try:
                     rows = prom.query(query.format(ns=ns))
-                except ToolError as exc:
-                    reasons.append(f"SLO {name} could not be checked: {exc}")
+                    value = max((float(v) for _, v in rows if v == v), default=None)  # v == v drops NaN
+                except Exception as exc:  # a malformed answer is as unchecked as an outage
+                    reasons.append(f"SLO {name} could not be checked: {_describe(exc, self.backend)}")
                     slo_ok = False
                     continue
-                value = max((v for _, v in rows if v == v), default=None)  # v == v drops NaN
                 worst[name] = value
                 if value is not None and value > limit:
                     slo_ok = False
                     reasons.append(f"SLO {name} is {value:.4g}, above {limit:g}")
-        return {"ready": not any(r.startswith("deployment ") for r in reasons), "deployments": ready, "slo_ok": slo_ok, "slo_worst": worst,
+        return {"ready": ready_ok, "deployments": ready, "slo_ok": slo_ok, "slo_worst": worst,
                 "slo_note": None if prom is not None else "no Prometheus configured: SLOs not checked",
                 "reasons": reasons, "verify_window_s": self.verify_s}
 
     def _finish(self, truncated: bool) -> dict[str, Any]:
-        m = self.verify()
+        try:
+            m = self.verify()
+        except Exception as exc:  # e.g. the wait itself failed: not verified, so not mitigated
+            m = {"ready": False, "deployments": {}, "slo_ok": None, "slo_worst": {}, "slo_note": None,
+                 "reasons": [f"verification failed: {_describe(exc)}"], "verify_window_s": self.verify_s}
         mitigated = bool(m["ready"] and m["slo_ok"] is not False)
         m["mitigated"] = mitigated
         return {"task_id": self.spec.id, "seed": self.seed, "backend": getattr(self.backend, "name", "?"),
@@ -221,3 +270,47 @@ class LiveEpisode:
                 "backend_errors": self.backend_errors, "writes": self.writes,
                 "steps": self.steps, "sim_seconds": round(self.elapsed(), 3), "ttd_s": self.diagnosis_at,
                 "note": self.note, "ground_truth": None}
+
+
+def deployment_problems(d: Any) -> list[str]:
+    """Why deployment ``d`` is not rolled out and available (as ``kubectl rollout status`` judges); [] if it is."""
+    name = d.metadata.name
+    want = d.spec.replicas if d.spec.replicas is not None else 1
+    st = d.status
+    if want == 0:
+        return [f"deployment {name} is scaled to zero"]
+    if st is None:
+        return [f"deployment {name} has no status yet"]
+    problems = []
+    for c in st.conditions or []:
+        if c.type == "Progressing" and (c.status == "False" or c.reason == "ProgressDeadlineExceeded"):
+            problems.append(f"deployment {name} rollout failed: {c.reason or 'not progressing'}"
+                            + (f" ({cap(c.message, 200)})" if c.message else ""))
+    generation = d.metadata.generation
+    if generation is not None and (st.observed_generation or 0) < generation:
+        problems.append(f"deployment {name}: the controller has not yet observed generation {generation}")
+    updated, have, total = st.updated_replicas or 0, st.available_replicas or 0, st.replicas or 0
+    if updated < want:
+        problems.append(f"deployment {name} has {updated}/{want} replicas updated to the current template")
+    elif total > updated:
+        problems.append(f"deployment {name} still runs {total - updated} old replica(s)")
+    if have < want:
+        problems.append(f"deployment {name} has {have}/{want} replicas available")
+    return problems
+
+
+def _describe(exc: BaseException, backend: Any = None, where: str = "verification") -> str:
+    """A one-line account of a failure, classified by the backend when it can (Kubernetes API errors)."""
+    classify = getattr(backend, "classify", None)
+    if not isinstance(exc, ToolError) and callable(classify) and isinstance(exc, Exception):
+        exc = classify(exc, where)
+    return str(exc) if isinstance(exc, ToolError) else f"{type(exc).__name__}: {cap(str(exc), 300)}"
+
+
+def _wants_previous(command: str) -> bool:
+    """``kubectl logs ... -p|--previous`` (the translator accepts the flag; the backend honours it)."""
+    try:
+        tokens = shlex.split(command)
+    except ValueError:
+        return False
+    return any(t in ("-p", "--previous") or t.lower() in ("--previous=true", "-p=true") for t in tokens[2:])

@@ -9,6 +9,7 @@ an application exposing ``http_requests_total``/``http_request_duration_seconds`
 
 from __future__ import annotations
 
+import http.client
 import json
 import re
 import urllib.error
@@ -39,6 +40,30 @@ METRIC_QUERIES: dict[str, str] = {
 NAME_RE = re.compile(r"^[a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?$")
 
 HttpGet = Callable[[str], bytes]
+#: longest server-supplied message quoted in an error
+MESSAGE_CAP = 300
+#: HTTP statuses that say the backend (not the agent's input) failed: auth, timeouts, throttling, server errors
+BACKEND_STATUSES = frozenset({401, 408, 429})
+
+
+class BackendError(ToolError):
+    """The backend failed (server error, timeout, unreachable, unauthorized, malformed answer).
+
+    Not the agent's fault: a live episode counts it in ``backend_errors``, not as an invalid action.
+    ``partial`` (when set) says which writes were already done before the failure.
+    """
+
+    partial: str | None = None
+
+
+def is_backend_status(status: int) -> bool:
+    """An HTTP status that is the backend's failure rather than a refusal of the agent's input."""
+    return status >= 500 or status in BACKEND_STATUSES or status < 100
+
+
+def cap(text: str, limit: int = MESSAGE_CAP) -> str:
+    text = " ".join(str(text).split())
+    return text if len(text) <= limit else text[:limit - 3] + "..."
 
 
 def urllib_get(url: str, timeout: float = 10.0) -> bytes:
@@ -47,41 +72,77 @@ def urllib_get(url: str, timeout: float = 10.0) -> bytes:
 
 
 class Prometheus:
-    """``query_range``, ``query`` and ``alerts`` over ``<url>/api/v1``; failures become ToolErrors."""
+    """``query_range``, ``query`` and ``alerts`` over ``<url>/api/v1``.
 
-    def __init__(self, url: str, http_get: HttpGet | None = None) -> None:
+    A refused query (HTTP 400/422, ``status: error``) is a ToolError; an unreachable, failing or
+    timed-out server, or an answer of the wrong shape, is a :class:`BackendError`.
+    """
+
+    def __init__(self, url: str, http_get: HttpGet | None = None, timeout: float = 10.0) -> None:
         if not url.startswith(("http://", "https://")):
             raise ValueError(f"Prometheus URL must start with http:// or https://, not {url!r}")
         self.url = url.rstrip("/")
-        self._get = http_get or urllib_get
+        self.timeout = timeout
+        self._get = http_get or (lambda u: urllib_get(u, self.timeout))
 
     def _call(self, path: str, params: dict[str, Any] | None = None) -> Any:
         url = f"{self.url}/api/v1/{path}" + (f"?{urllib.parse.urlencode(params)}" if params else "")
         try:
             body = self._get(url)
         except urllib.error.HTTPError as exc:
-            raise ToolError(f"Prometheus answered HTTP {exc.code} for {path}") from None
-        except (urllib.error.URLError, OSError) as exc:
-            raise ToolError(f"Prometheus at {self.url} is unreachable: {exc}") from None
+            detail = _error_text(exc)
+            text = f"Prometheus answered HTTP {exc.code} for {path}" + (f": {detail}" if detail else "")
+            raise (BackendError if is_backend_status(exc.code) else ToolError)(text) from None
+        except (urllib.error.URLError, OSError, http.client.HTTPException) as exc:
+            raise BackendError(f"Prometheus at {self.url} is unreachable or timed out: "
+                               f"{type(exc).__name__}: {cap(str(exc))}") from None
         try:
             doc = json.loads(body)
         except ValueError:
-            raise ToolError(f"Prometheus returned something that is not JSON for {path}") from None
+            raise BackendError(f"Prometheus returned something that is not JSON for {path}") from None
+        if not isinstance(doc, dict):
+            raise BackendError(f"Prometheus returned a malformed answer for {path}")
         if doc.get("status") != "success":
-            raise ToolError(f"Prometheus error for {path}: {doc.get('error', 'unknown error')}")
+            raise ToolError(f"Prometheus error for {path}: {cap(str(doc.get('error', 'unknown error')))}")
         return doc.get("data")
 
     def query_range(self, query: str, start: float, end: float, step: float) -> list[tuple[dict, list[float]]]:
         data = self._call("query_range", {"query": query, "start": f"{start:.3f}", "end": f"{end:.3f}",
                                           "step": f"{step:g}"})
-        return [(s.get("metric", {}), [float(v) for _, v in s.get("values", [])]) for s in data.get("result", [])]
+        try:
+            if data.get("resultType") == "scalar":  # e.g. scalar(...): one [ts, value] per step is not a matrix
+                return [({}, [float(data["result"][1])])]
+            return [(dict(s.get("metric") or {}), [float(v) for _, v in s.get("values") or []])
+                    for s in data.get("result") or []]
+        except (AttributeError, KeyError, IndexError, TypeError, ValueError) as exc:
+            raise BackendError(f"Prometheus returned a malformed query_range result ({type(exc).__name__})") from None
 
     def query(self, query: str) -> list[tuple[dict, float]]:
+        """An instant query: one ``(labels, value)`` per series (a scalar result is one unlabelled series)."""
         data = self._call("query", {"query": query})
-        return [(s.get("metric", {}), float(s["value"][1])) for s in data.get("result", []) if "value" in s]
+        try:
+            if data.get("resultType") == "scalar":
+                return [({}, float(data["result"][1]))]
+            return [(dict(s.get("metric") or {}), float(s["value"][1])) for s in data.get("result") or []
+                    if "value" in s]
+        except (AttributeError, KeyError, IndexError, TypeError, ValueError) as exc:
+            raise BackendError(f"Prometheus returned a malformed query result ({type(exc).__name__})") from None
 
     def alerts(self) -> list[dict[str, Any]]:
-        return list((self._call("alerts") or {}).get("alerts", []))
+        data = self._call("alerts") or {}
+        alerts = data.get("alerts") if isinstance(data, dict) else None
+        if not isinstance(alerts, list):
+            raise BackendError("Prometheus returned a malformed alerts result")
+        return [a for a in alerts if isinstance(a, dict)]
+
+
+def _error_text(exc: urllib.error.HTTPError) -> str:
+    """Prometheus's own ``error`` field from an HTTP error's JSON body, capped."""
+    try:
+        doc = json.loads(exc.read() or b"{}")
+    except Exception:  # an unreadable body just means no detail
+        return ""
+    return cap(str(doc.get("error", ""))) if isinstance(doc, dict) else ""
 
 
 def promql(metric: str, target: str, namespace: str, queries: dict[str, str]) -> str:

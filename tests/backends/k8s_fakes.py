@@ -17,17 +17,27 @@ NS = "shop"
 NOW = dt.datetime(2026, 3, 1, 12, 0, 0, tzinfo=dt.UTC)
 
 
-class Recorder:
-    """Stands in for CoreV1Api/AppsV1Api: ``calls`` gets ``("core.method", kwargs)`` in order."""
+MISSING = object()
 
-    def __init__(self, prefix: str, calls: list[tuple[str, dict[str, Any]]], responses: dict[str, Any]) -> None:
+
+class Recorder:
+    """Stands in for CoreV1Api/AppsV1Api: ``calls`` gets ``("core.method", kwargs)`` in order.
+
+    The ``_request_timeout`` every call carries is kept out of ``calls`` (so call lists stay readable)
+    and recorded in ``timeouts`` as ``("core.method", timeout)`` (``MISSING`` when absent).
+    """
+
+    def __init__(self, prefix: str, calls: list[tuple[str, dict[str, Any]]], responses: dict[str, Any],
+                 timeouts: list[tuple[str, Any]] | None = None) -> None:
         self._prefix, self._calls, self._responses = prefix, calls, responses
+        self.timeouts = [] if timeouts is None else timeouts
 
     def __getattr__(self, name: str) -> Callable[..., Any]:
         if name.startswith("_"):
             raise AttributeError(name)
 
         def method(**kwargs: Any) -> Any:
+            self.timeouts.append((f"{self._prefix}.{name}", kwargs.pop("_request_timeout", MISSING)))
             self._calls.append((f"{self._prefix}.{name}", kwargs))
             resp = self._responses.get(f"{self._prefix}.{name}")
             if callable(resp) and not isinstance(resp, type):
@@ -43,19 +53,31 @@ def not_found() -> ApiException:
     return ApiException(status=404, reason="Not Found")
 
 
+def api_error(status: int, reason: str, message: str = "") -> ApiException:
+    """An ApiException carrying a Kubernetes Status body, as the client raises it."""
+    exc = ApiException(status=status, reason=reason)
+    exc.body = orjson.dumps({"kind": "Status", "apiVersion": "v1", "status": "Failure", "message": message,
+                             "reason": reason.replace(" ", ""), "code": status}).decode()
+    return exc
+
+
 def meta(name: str, **kw: Any) -> Any:
     return k8s.V1ObjectMeta(name=name, namespace=NS, **kw)
 
 
 def pod(name: str, app: str, node: str = "node-a", reason: str | None = None, ready: bool = True,
-        restarts: int = 0, owner: str = "ReplicaSet") -> Any:
+        restarts: int = 0, owner: str | None = "ReplicaSet", empty_dir: str | None = None,
+        annotations: dict[str, str] | None = None) -> Any:
+    """A running pod; ``owner=None`` has no ownerReferences, ``empty_dir`` names an emptyDir volume."""
     state = k8s.V1ContainerState(waiting=k8s.V1ContainerStateWaiting(reason=reason)) if reason else \
         k8s.V1ContainerState(running=k8s.V1ContainerStateRunning(started_at=NOW))
+    owners = [k8s.V1OwnerReference(api_version="apps/v1", kind=owner, name=f"{app}-rs", uid="u1")] if owner else None
+    volumes = [k8s.V1Volume(name=empty_dir, empty_dir=k8s.V1EmptyDirVolumeSource())] if empty_dir else None
     return k8s.V1Pod(
         metadata=meta(name, labels={"app": app}, creation_timestamp=NOW - dt.timedelta(minutes=30),
-                      owner_references=[k8s.V1OwnerReference(api_version="apps/v1", kind=owner, name=f"{app}-rs",
-                                                             uid="u1")]),
-        spec=k8s.V1PodSpec(node_name=node, containers=[k8s.V1Container(name=app, image=f"shop/{app}:1.4.2")]),
+                      owner_references=owners, annotations=annotations),
+        spec=k8s.V1PodSpec(node_name=node, containers=[k8s.V1Container(name=app, image=f"shop/{app}:1.4.2")],
+                           volumes=volumes),
         status=k8s.V1PodStatus(phase="Running", container_statuses=[k8s.V1ContainerStatus(
             name=app, image=f"shop/{app}:1.4.2", image_id="x", ready=ready, restart_count=restarts, state=state)]))
 
@@ -67,12 +89,20 @@ def template(app: str, image: str, env: dict[str, str] | None = None, hash_: str
             name=app, image=image, env=[k8s.V1EnvVar(name=k, value=v) for k, v in (env or {}).items()])]))
 
 
-def deployment(app: str, replicas: int = 3, available: int = 3, revision: int = 3) -> Any:
+def deployment(app: str, replicas: int = 3, available: int = 3, revision: int = 3, updated: int | None = None,
+               total: int | None = None, generation: int = 2, observed: int = 2,
+               conditions: list[Any] | None = None) -> Any:
+    """A deployment whose rollout is complete unless told otherwise (``updated``, ``total`` (status.replicas),
+    ``observed`` generation, ``conditions``)."""
+    updated = replicas if updated is None else updated
     return k8s.V1Deployment(
-        metadata=meta(app, annotations={"deployment.kubernetes.io/revision": str(revision)}, uid=f"uid-{app}"),
+        metadata=meta(app, annotations={"deployment.kubernetes.io/revision": str(revision)}, uid=f"uid-{app}",
+                      generation=generation),
         spec=k8s.V1DeploymentSpec(replicas=replicas, selector=k8s.V1LabelSelector(match_labels={"app": app}),
                                   template=template(app, f"shop/{app}:1.4.2", {"DB_URL": "postgres://db"})),
-        status=k8s.V1DeploymentStatus(replicas=replicas, ready_replicas=available, available_replicas=available))
+        status=k8s.V1DeploymentStatus(replicas=updated if total is None else total, ready_replicas=available,
+                                      available_replicas=available, updated_replicas=updated,
+                                      observed_generation=observed, conditions=conditions))
 
 
 def replica_set(app: str, revision: int, image: str, owner: str | None = None, minutes_ago: int = 60) -> Any:
@@ -147,3 +177,81 @@ def cluster_responses(available: int = 3) -> dict[str, Any]:
         "apps.list_namespaced_deployment": k8s.V1DeploymentList(items=[deployment("web", available=available),
                                                                       deployment("db", replicas=1, available=1)]),
     }
+
+
+class FakeApiServer:
+    """A local HTTP server the real ``kubernetes`` client talks to: routes are ``(method, path regex)`` ->
+    ``(status, json body)``; a route can hang until :meth:`close` (to exercise request timeouts)."""
+
+    def __init__(self) -> None:
+        import re
+        import threading
+        from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+        self.routes: list[tuple[str, Any, int, Any, bool]] = []
+        self.calls: list[tuple[str, str]] = []
+        self.release = threading.Event()
+        fake = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def _do(self) -> None:
+                n = int(self.headers.get("Content-Length") or 0)
+                if n:
+                    self.rfile.read(n)
+                fake.calls.append((self.command, self.path))
+                status, body, hang = 404, {"kind": "Status", "code": 404, "reason": "NotFound"}, False
+                for method, rx, st, b, h in fake.routes:
+                    if method == self.command and rx.search(self.path):
+                        status, body, hang = st, b, h
+                        break
+                if hang:
+                    fake.release.wait(5)
+                data = orjson.dumps(body)
+                try:
+                    self.send_response(status)
+                    self.send_header("Content-Type", "application/json")
+                    self.send_header("Content-Length", str(len(data)))
+                    self.end_headers()
+                    self.wfile.write(data)
+                except OSError:  # the client gave up (timed out)
+                    pass
+
+            do_GET = do_POST = do_PATCH = do_DELETE = _do
+
+            def log_message(self, *args: Any) -> None:
+                pass
+
+        self._re = re
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.server.daemon_threads = True
+        threading.Thread(target=self.server.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True).start()
+        self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
+
+    def route(self, method: str, path: str, status: int = 200, body: Any = None, hang: bool = False) -> None:
+        self.routes.insert(0, (method, self._re.compile(path), status, body if body is not None else {}, hang))
+
+    def clients(self, retries: Any = None) -> tuple[Any, Any]:
+        cfg = k8s.Configuration()
+        cfg.host = self.url
+        cfg.retries = retries
+        api = k8s.ApiClient(cfg)
+        return k8s.CoreV1Api(api), k8s.AppsV1Api(api)
+
+    def kubeconfig(self, path: Any) -> str:
+        """A kubeconfig file pointing at this server."""
+        path.write_text(orjson.dumps({
+            "apiVersion": "v1", "kind": "Config", "current-context": "fake",
+            "clusters": [{"name": "fake", "cluster": {"server": self.url}}],
+            "users": [{"name": "u", "user": {"token": "t"}}],
+            "contexts": [{"name": "fake", "context": {"cluster": "fake", "user": "u"}}]}).decode())
+        return str(path)
+
+    def close(self) -> None:
+        self.release.set()
+        self.server.shutdown()
+        self.server.server_close()
+
+
+def status_body(code: int, reason: str, message: str) -> dict[str, Any]:
+    return {"kind": "Status", "apiVersion": "v1", "status": "Failure", "code": code, "reason": reason,
+            "message": message}

@@ -6,11 +6,13 @@ from typing import Any
 
 import pytest
 from k8s_fakes import (
+    MISSING,
     NOW,
     NS,
     ApiException,
     FakeProm,
     Recorder,
+    api_error,
     deployment,
     event,
     node,
@@ -21,19 +23,23 @@ from k8s_fakes import (
 )
 from k8s_fakes import k8s as kc
 
-from srezero.backends.k8s import JSON_PATCH, RESTARTED_AT, SMP, KubernetesBackend
+from srezero.backends.k8s import JSON_PATCH, RESTARTED_AT, SMP, BackendError, KubernetesBackend
 from srezero.backends.prometheus import METRIC_QUERIES
 from srezero.tools.registry import ToolError, load_tools
 
 PROM = "http://prom.example:9090"
 
 
-def make(responses: dict[str, Any] | None = None, prom: FakeProm | None = None) -> tuple[KubernetesBackend, list]:
+def make(responses: dict[str, Any] | None = None, prom: FakeProm | None = None,
+         **kw: Any) -> tuple[KubernetesBackend, list]:
     calls: list[tuple[str, dict[str, Any]]] = []
     responses = responses or {}
-    backend = KubernetesBackend(NS, core=Recorder("core", calls, responses), apps=Recorder("apps", calls, responses),
+    timeouts: list[tuple[str, Any]] = []
+    backend = KubernetesBackend(NS, core=Recorder("core", calls, responses, timeouts),
+                                apps=Recorder("apps", calls, responses, timeouts),
                                 prometheus_url=PROM if prom else None, http_get=prom, wall=lambda: NOW,
-                                clock=lambda: 0.0, sleep=lambda s: None)
+                                clock=lambda: 0.0, sleep=lambda s: None, **kw)
+    backend.timeouts = timeouts  # type: ignore[attr-defined]  # for the tests: every call's _request_timeout
     return backend, calls
 
 
@@ -63,11 +69,30 @@ def test_get_events_filters_entity_and_window() -> None:
         event("web-7d9f-a1", "Pod", "BackOff", "Back-off restarting failed container", 5, count=4),
         event("web", "Deployment", "ScalingReplicaSet", "Scaled up", 20, type_="Normal"),
         event("db-0", "Pod", "Unhealthy", "Readiness probe failed", 3),
-        event("web-7d9f-a1", "Pod", "Pulled", "old", 300, type_="Normal")])})
+        event("web-7d9f-a1", "Pod", "Pulled", "old", 300, type_="Normal")]),
+        "apps.list_namespaced_deployment": kc.V1DeploymentList(items=[deployment("web"), deployment("db")])})
     out = call(b, "get_events", entity="web", window_s=3600)
-    assert calls == [("core.list_namespaced_event", {"namespace": NS})]
+    assert calls == [("core.list_namespaced_event", {"namespace": NS}),
+                     ("apps.list_namespaced_deployment", {"namespace": NS})]  # is web-7d9f-a1 another deployment's?
     assert [e["reason"] for e in out.data] == ["ScalingReplicaSet", "BackOff"]  # oldest first; db-0 and old excluded
     assert "(x4)" in out.text and "pod/web-7d9f-a1" in out.text
+
+
+def test_get_events_for_web_does_not_include_web_api() -> None:
+    b, calls = make({"core.list_namespaced_event": kc.CoreV1EventList(items=[
+        event("web-7d9f8b-x2k4q", "Pod", "BackOff", "web's pod", 5),
+        event("web-api-5c6d7f-q8w9z", "Pod", "BackOff", "web-api's pod", 4),
+        event("web-api", "Deployment", "ScalingReplicaSet", "web-api scaled", 3, type_="Normal"),
+        event("web", "Deployment", "ScalingReplicaSet", "web scaled", 2, type_="Normal")]),
+        "apps.list_namespaced_deployment": kc.V1DeploymentList(items=[deployment("web"), deployment("web-api")])})
+    out = call(b, "get_events", entity="web")
+    assert [e["message"] for e in out.data] == ["web's pod", "web scaled"]
+    assert [e["message"] for e in call(b, "get_events", entity="web-api").data] == ["web-api's pod", "web-api scaled"]
+    calls.clear()
+    b.core.wrapped._responses["core.list_namespaced_event"] = kc.CoreV1EventList(items=[
+        event("web", "Deployment", "ScalingReplicaSet", "web scaled", 2, type_="Normal")])
+    call(b, "get_events", entity="web")
+    assert calls == [("core.list_namespaced_event", {"namespace": NS})]  # nothing ambiguous: no extra call
 
 
 def test_get_events_hides_events_about_non_workload_objects() -> None:
@@ -92,6 +117,25 @@ def test_search_logs_reads_each_pod_and_filters() -> None:
     assert out.data == ["2026-03-01T11:59:00Z web-2 WARN db timeout after 5s",
                         "2026-03-01T11:59:10Z web-1 ERROR upstream timeout"]
     assert out.text.startswith("2 line(s) from web")
+
+
+def test_search_logs_orders_by_parsed_timestamps() -> None:
+    """As strings, "11:59:00.5Z" sorts before "11:59:00Z" and "+01:00" offsets sort by local time."""
+    logs = {"web-1": "2026-03-01T11:59:00.500000000Z ERROR second\n2026-03-01T12:59:01+01:00 ERROR third\n",
+            "web-2": "2026-03-01T11:59:00Z ERROR first\n2026-03-01T11:59:02.000000001Z ERROR fourth\n"}
+    b, _ = make({"core.list_namespaced_pod": pods(pod("web-1", "web"), pod("web-2", "web")),
+                 "core.read_namespaced_pod_log": lambda **kw: logs[kw["name"]]})
+    out = call(b, "search_logs", service="web")
+    assert [line.rsplit(" ", 1)[1] for line in out.data] == ["first", "second", "third", "fourth"]
+    assert out.data[2] == "2026-03-01T11:59:01Z web-1 ERROR third"  # shown in UTC
+
+
+def test_search_logs_previous_reads_the_terminated_container() -> None:
+    b, calls = make({"core.list_namespaced_pod": pods(pod("web-1", "web")),
+                     "core.read_namespaced_pod_log": "2026-03-01T11:00:00Z ERROR panic: nil map\n"})
+    b.call("search_logs", {"service": "web", "previous": True})
+    assert calls[1] == ("core.read_namespaced_pod_log", {"name": "web-1", "namespace": NS, "since_seconds": 900,
+                                                         "timestamps": True, "tail_lines": 2000, "previous": True})
 
 
 def test_search_logs_falls_back_to_a_pod_name_then_errors() -> None:
@@ -145,9 +189,22 @@ def test_restart_by_annotation_or_pod_delete() -> None:
         "name": "web", "namespace": NS, "_content_type": SMP,
         "body": {"spec": {"template": {"metadata": {"annotations": {RESTARTED_AT: NOW.isoformat()}}}}}})]
     assert "rollout restart" in out.text
-    b, calls = make({"apps.patch_namespaced_deployment": not_found()})
-    call(b, "restart", target="web-7d9f-a1")
-    assert calls[1] == ("core.delete_namespaced_pod", {"name": "web-7d9f-a1", "namespace": NS})
+    b, calls = make({"apps.patch_namespaced_deployment": not_found(), "core.read_namespaced_pod": pod("web-7d9f-a1", "web")})
+    out = call(b, "restart", target="web-7d9f-a1")
+    assert calls[1:] == [("core.read_namespaced_pod", {"name": "web-7d9f-a1", "namespace": NS}),
+                         ("core.delete_namespaced_pod", {"name": "web-7d9f-a1", "namespace": NS})]
+    assert out.text == "deleted pod web-7d9f-a1; its ReplicaSet web-rs starts a replacement"
+
+
+def test_restart_refuses_a_pod_without_a_controller() -> None:
+    b, calls = make({"apps.patch_namespaced_deployment": not_found(),
+                     "core.read_namespaced_pod": pod("debug-shell", "debug", owner=None)})
+    with pytest.raises(ToolError, match=r"pod debug-shell has no controller .* it was not deleted"):
+        call(b, "restart", target="debug-shell")
+    assert "core.delete_namespaced_pod" not in [c[0] for c in calls]
+    b, _ = make({"apps.patch_namespaced_deployment": not_found(), "core.read_namespaced_pod": not_found()})
+    with pytest.raises(ToolError, match="no deployment or pod 'ghost'"):
+        call(b, "restart", target="ghost")
 
 
 def test_rollback_to_the_previous_revision() -> None:
@@ -182,14 +239,17 @@ def test_scale_patches_the_scale_subresource() -> None:
         call(b, "scale", service="ghost", replicas=2)
 
 
+ON_NODE = ("core.list_namespaced_pod", {"namespace": NS, "field_selector": "spec.nodeName=node-a"})
+
+
 def test_cordon_and_drain() -> None:
-    b, calls = make()
+    b, calls = make({"core.list_namespaced_pod": pods(pod("web-1", "web"))})
     call(b, "cordon_node", node="node-a")
     call(b, "cordon_node", node="node-a", uncordon=True)
-    assert calls == [("core.patch_node", {"name": "node-a", "body": {"spec": {"unschedulable": True}},
-                                          "_content_type": SMP}),
-                     ("core.patch_node", {"name": "node-a", "body": {"spec": {"unschedulable": False}},
-                                          "_content_type": SMP})]
+    assert calls == [ON_NODE, ("core.patch_node", {"name": "node-a", "body": {"spec": {"unschedulable": True}},
+                                                   "_content_type": SMP}),
+                     ON_NODE, ("core.patch_node", {"name": "node-a", "body": {"spec": {"unschedulable": False}},
+                                                   "_content_type": SMP})]
 
     def evict(**kw: Any) -> Any:
         return ApiException(status=429, reason="Too Many Requests") if kw["name"] == "db-0" else None
@@ -198,12 +258,117 @@ def test_cordon_and_drain() -> None:
                                                       pod("agent-x", "agent", owner="DaemonSet")),
                      "core.create_namespaced_pod_eviction": evict})
     out = call(b, "drain_node", node="node-a")
-    assert [c[0] for c in calls] == ["core.patch_node", "core.list_namespaced_pod",
+    assert [c[0] for c in calls] == ["core.list_namespaced_pod", "core.patch_node",
                                      "core.create_namespaced_pod_eviction", "core.create_namespaced_pod_eviction"]
-    assert calls[1][1] == {"namespace": NS, "field_selector": "spec.nodeName=node-a"}
+    assert calls[0] == ON_NODE
     assert calls[3][1] == {"name": "web-1", "namespace": NS, "body": {
         "apiVersion": "policy/v1", "kind": "Eviction", "metadata": {"name": "web-1", "namespace": NS}}}
-    assert out.data == {"evicted": ["web-1"], "blocked": ["db-0"]} and "PodDisruptionBudget" in out.text
+    assert out.data["evicted"] == ["web-1"] and out.data["blocked"] == ["db-0"] and "PodDisruptionBudget" in out.text
+    assert list(out.data["skipped"]) == ["agent-x"] and "DaemonSet pod" in out.data["skipped"]["agent-x"]
+
+
+def test_drain_follows_kubectl_drain_safeguards() -> None:
+    """No controller (would not come back), emptyDir (data lost), mirror pods: skipped and said so."""
+    b, calls = make({"core.list_namespaced_pod": pods(
+        pod("scratch-runner", "scratch", owner=None), pod("db-0", "db", owner="StatefulSet", empty_dir="data"),
+        pod("kube-proxy-node-a", "proxy", owner="Node", annotations={"kubernetes.io/config.mirror": "x"}),
+        pod("web-abc-x1", "web"))})
+    out = call(b, "drain_node", node="node-a")
+    evicted = [c[1]["name"] for c in calls if c[0] == "core.create_namespaced_pod_eviction"]
+    assert evicted == ["web-abc-x1"] and out.data["evicted"] == ["web-abc-x1"]
+    skipped = out.data["skipped"]
+    assert set(skipped) == {"scratch-runner", "db-0", "kube-proxy-node-a"}
+    assert skipped["scratch-runner"].startswith("no controller") and "--force" in skipped["scratch-runner"]
+    assert skipped["db-0"].startswith("emptyDir volume data") and "--delete-emptydir-data" in skipped["db-0"]
+    assert skipped["kube-proxy-node-a"].startswith("static pod")
+    assert "not evicted: db-0 (emptyDir" in out.text and "scratch-runner (no controller" in out.text
+
+
+def test_node_tools_are_limited_to_nodes_the_namespace_uses() -> None:
+    b, calls = make({"core.list_namespaced_pod": pods()})
+    for tool, args in (("cordon_node", {"node": "control-plane-1"}), ("drain_node", {"node": "control-plane-1"}),
+                       ("cordon_node", {"node": "control-plane-1", "uncordon": True})):
+        with pytest.raises(ToolError, match="node control-plane-1 runs no pod of namespace shop"):
+            call(b, tool, **args)
+    assert "core.patch_node" not in [c[0] for c in calls]
+    calls.clear()
+    with pytest.raises(ToolError, match="not a Kubernetes object name"):
+        call(b, "cordon_node", node="Not_A_DNS_Name")
+    assert calls == []
+    # a node the backend drained (so no pod of the namespace is left on it) can still be uncordoned
+    responses: dict[str, Any] = {"core.list_namespaced_pod": pods(pod("web-1", "web"))}
+    b, calls = make(responses)
+    call(b, "drain_node", node="node-a")
+    responses["core.list_namespaced_pod"] = pods()
+    assert call(b, "cordon_node", node="node-a", uncordon=True).text == "node/node-a uncordoned"
+
+
+def test_a_write_that_fails_halfway_says_what_it_did() -> None:
+    def evict(**kw: Any) -> Any:
+        return api_error(403, "Forbidden", 'pods "db-0" is forbidden: cannot create pods/eviction') \
+            if kw["name"] == "db-0" else None
+
+    b, _ = make({"core.list_namespaced_pod": pods(pod("a-1", "a"), pod("db-0", "db"), pod("web-1", "web")),
+                 "core.create_namespaced_pod_eviction": evict})
+    with pytest.raises(ToolError) as err:
+        call(b, "drain_node", node="node-a")
+    assert str(err.value) == ("Kubernetes API error 403 (Forbidden) in drain_node: pods \"db-0\" is forbidden: cannot "
+                              "create pods/eviction (already done before the failure: cordoned node node-a; "
+                              "evicted pod a-1)")
+    assert err.value.partial == "cordoned node node-a; evicted pod a-1"
+    assert not isinstance(err.value, BackendError)  # a permission the agent lacks: its action, not the cluster
+
+
+@pytest.mark.parametrize("status,reason,backend", [
+    (500, "Internal Server Error", True), (503, "Service Unavailable", True), (401, "Unauthorized", True),
+    (429, "Too Many Requests", True), (404, "Not Found", False), (422, "Unprocessable Entity", False),
+    (403, "Forbidden", False), (400, "Bad Request", False)])
+def test_api_errors_are_classified_and_quote_the_status_message(status: int, reason: str, backend: bool) -> None:
+    b, _ = make({"core.list_namespaced_pod": api_error(status, reason, "the server says why " + "x" * 1000)})
+    with pytest.raises(ToolError) as err:
+        call(b, "get_status", service="web")
+    assert isinstance(err.value, BackendError) is backend
+    text = str(err.value)
+    assert text.startswith(f"Kubernetes API error {status} ({reason}) in get_status: the server says why xxx")
+    assert text.endswith("...") and len(text) < 400  # the message is capped
+
+
+def test_transport_failures_are_backend_errors() -> None:
+    import urllib3
+
+    for exc, word in ((urllib3.exceptions.ReadTimeoutError(None, "/api", "Read timed out."), "timed out"),
+                      (ConnectionRefusedError(111, "Connection refused"), "unreachable"),
+                      (ApiException(status=0, reason="SSLError\ncertificate verify failed"), "unreachable")):
+        b, _ = make({"core.list_namespaced_pod": exc})
+        with pytest.raises(BackendError, match=f"Kubernetes API {word}"):
+            call(b, "get_status", service="web")
+
+
+def test_every_api_call_has_a_request_timeout() -> None:
+    b, _ = make({"core.list_namespaced_pod": pods(pod("web-1", "web")), "apps.read_namespaced_deployment": deployment("web"),
+                 "core.read_namespaced_pod_log": "", "core.list_namespaced_event": kc.CoreV1EventList(items=[]),
+                 "apps.list_namespaced_deployment": kc.V1DeploymentList(items=[]), "core.list_node": kc.V1NodeList(items=[]),
+                 "apps.list_namespaced_replica_set": kc.V1ReplicaSetList(items=[]),
+                 "core.read_namespaced_config_map": not_found()})
+    for tool, args in (("get_status", {}), ("search_logs", {"service": "web"}), ("get_events", {}),
+                       ("get_config", {"service": "web"}), ("get_topology", {}), ("get_changes", {}),
+                       ("set_config", {"service": "web", "key": "env.A", "value": "1"}), ("restart", {"target": "web"}),
+                       ("scale", {"service": "web", "replicas": 2}), ("drain_node", {"node": "node-a"})):
+        call(b, tool, **args)
+    assert b.timeouts and all(t == 10.0 for _, t in b.timeouts), [c for c in b.timeouts if c[1] != 10.0]
+    b, _ = make({"core.list_namespaced_pod": pods()}, request_timeout=(1.5, 4))
+    call(b, "get_status")
+    assert b.timeouts == [("core.list_namespaced_pod", (1.5, 4))]
+    b, _ = make({"core.list_namespaced_pod": pods()}, request_timeout=None)
+    call(b, "get_status")
+    assert b.timeouts == [("core.list_namespaced_pod", MISSING)]
+
+
+def test_set_config_rejects_an_empty_env_name() -> None:
+    b, calls = make({"apps.read_namespaced_deployment": deployment("web")})
+    with pytest.raises(ToolError, match="'' is not a valid environment variable name"):
+        call(b, "set_config", service="web", key="env.", value="x")
+    assert calls == []
 
 
 def test_topology_and_changes() -> None:
@@ -237,6 +402,47 @@ def test_query_metrics_via_prometheus_query_range() -> None:
         call(b, "query_metrics", target="web", metric="disk_magic")
     with pytest.raises(ToolError, match="not a Kubernetes object name"):
         call(b, "query_metrics", target='web"}) or vector(1', metric="error_rate")
+
+
+def test_query_metrics_shows_every_series() -> None:
+    prom = FakeProm({"query_range": {"resultType": "matrix", "result": [
+        {"metric": {"pod": "web-b", "namespace": NS}, "values": [[1, "0.9"], [2, "0.95"]]},
+        {"metric": {"pod": "web-a", "namespace": NS}, "values": [[1, "0.01"], [2, "0.02"]]},
+        {"metric": {"pod": "web-c"}, "values": []}]}})
+    b, _ = make(prom=prom, queries={"err_by_pod": 'rate(errors{{namespace="{ns}",pod=~"{pods}"}}[2m])'})
+    out = call(b, "query_metrics", target="web", metric="err_by_pod")
+    assert "2 series" in out.text
+    assert f'{{namespace="{NS}",pod="web-a"}}: min 0.01' in out.text
+    assert f'{{namespace="{NS}",pod="web-b"}}: min 0.9' in out.text and "last 0.95" in out.text
+    assert [s["labels"] for s in out.data["series"]] == [f'{{namespace="{NS}",pod="web-a"}}',
+                                                         f'{{namespace="{NS}",pod="web-b"}}']
+    assert out.data["series"][1]["values"] == [0.9, 0.95]
+
+
+def test_prometheus_errors_are_classified() -> None:
+    import http.client
+    import urllib.error
+
+    for answer, kind, text in (
+            (http.client.IncompleteRead(b""), BackendError, "unreachable or timed out: IncompleteRead"),
+            (TimeoutError("timed out"), BackendError, "unreachable or timed out: TimeoutError"),
+            (urllib.error.HTTPError(PROM, 503, "Service Unavailable", {}, None), BackendError, "HTTP 503"),
+            (urllib.error.HTTPError(PROM, 400, "Bad Request", {}, None), ToolError, "HTTP 400"),
+            ({"resultType": "matrix", "result": 7}, BackendError, "malformed query_range result")):
+        b, _ = make(prom=FakeProm({"query_range": answer}))
+        with pytest.raises(kind, match=text) as err:
+            call(b, "query_metrics", target="web", metric="error_rate")
+        assert isinstance(err.value, BackendError) is (kind is BackendError)
+
+
+def test_prometheus_instant_query_accepts_a_scalar() -> None:
+    from srezero.backends.prometheus import Prometheus
+
+    prom = Prometheus(PROM, FakeProm({"query": {"resultType": "scalar", "result": [1, "0.5"]}}))
+    assert prom.query("scalar(vector(0.5))") == [({}, 0.5)]
+    prom = Prometheus(PROM, FakeProm({"query": {"resultType": "vector", "result": [{"value": "oops"}]}}))
+    with pytest.raises(BackendError, match="malformed query result"):
+        prom.query("up")
 
 
 def test_alerts_from_prometheus() -> None:
