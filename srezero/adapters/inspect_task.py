@@ -82,17 +82,13 @@ def _call_action(call: ToolCall) -> dict[str, Any]:
     return {"tool": call.function, "args": call.arguments}
 
 
-def _keep_result(env: Episode) -> None:
-    """Leave the ended episode's result in the sample's store, where :func:`incident_scorer` reads it."""
-    store().set(RESULT_KEY, orjson.loads(orjson.dumps(env.finish())))
-
-
 def finish_episode(env: Episode) -> None:
-    """End ``env`` (as truncated if it is still running) and keep its result for the scorer.
+    """End ``env`` (as truncated if it is still running) and keep its result in the sample's store,
+    where :func:`incident_scorer` reads it.
 
     Call it at the end of your own solver that uses :func:`episode_tools`: a sample whose episode
     ended by ``resolve`` or a budget is kept already, but one your solver stopped early is not."""
-    _keep_result(env)
+    store().set(RESULT_KEY, orjson.loads(orjson.dumps(env.finish())))
 
 
 def episode_tools(env: Episode) -> list[ToolDef]:
@@ -104,7 +100,7 @@ def episode_tools(env: Episode) -> list[ToolDef]:
         async def execute(**kwargs: Any) -> str:
             obs, *_ = env.step({"tool": name, "args": kwargs})
             if obs.done:
-                _keep_result(env)
+                finish_episode(env)
             return obs.text
 
         return execute
@@ -142,7 +138,7 @@ def incident_agent() -> Solver:
             # an inspect limit (messages, tokens, time) ends the episode as truncated, scored like a budget
             if not obs.done:
                 state.store.set(CUT_SHORT_KEY, True)
-            _keep_result(env)
+            finish_episode(env)
         state.completed = True
         return state
 

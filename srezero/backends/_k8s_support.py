@@ -5,12 +5,11 @@ from __future__ import annotations
 
 import datetime as dt
 import http.client
-import json
 import re
 from collections.abc import Callable
 from typing import Any
 
-from srezero.backends.prometheus import cap
+from srezero.backends.prometheus import body_field
 from srezero.tools.registry import ToolError, ToolOutput
 
 SMP = "application/strategic-merge-patch+json"
@@ -24,16 +23,7 @@ def _api_error(exc: Exception) -> int | None:
 
 def _status_message(exc: Exception) -> str:
     """The ``message`` of the Kubernetes ``Status`` in an ApiException's JSON body, capped."""
-    body = getattr(exc, "body", None)
-    if isinstance(body, bytes):
-        body = body.decode("utf-8", "replace")
-    if not isinstance(body, str) or not body.strip():
-        return ""
-    try:
-        doc = json.loads(body)
-    except ValueError:
-        return cap(body)
-    return cap(str(doc.get("message") or "")) if isinstance(doc, dict) else ""
+    return body_field(getattr(exc, "body", None), "message")
 
 
 def _is_transport(exc: Exception) -> bool:

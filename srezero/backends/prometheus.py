@@ -139,10 +139,24 @@ class Prometheus:
 def _error_text(exc: urllib.error.HTTPError) -> str:
     """Prometheus's own ``error`` field from an HTTP error's JSON body, capped."""
     try:
-        doc = json.loads(exc.read() or b"{}")
+        body = exc.read()
     except Exception:  # an unreadable body just means no detail
         return ""
-    return cap(str(doc.get("error", ""))) if isinstance(doc, dict) else ""
+    return body_field(body, "error", raw=False)
+
+
+def body_field(body: Any, key: str, raw: bool = True) -> str:
+    """Field ``key`` of an error response's JSON body (Prometheus ``error``, a Kubernetes Status
+    ``message``), capped; when the body is not JSON, the body itself (capped) if ``raw``, else ""."""
+    if isinstance(body, bytes):
+        body = body.decode("utf-8", "replace")
+    if not isinstance(body, str) or not body.strip():
+        return ""
+    try:
+        doc = json.loads(body)
+    except ValueError:
+        return cap(body) if raw else ""
+    return cap(str(doc.get(key) or "")) if isinstance(doc, dict) else ""
 
 
 def promql(metric: str, target: str, namespace: str, queries: dict[str, str]) -> str:

@@ -12,6 +12,7 @@ import re
 from typing import TYPE_CHECKING, Any
 
 from srezero.play.style import Style
+from srezero.scoring import diagnosis as diag
 from srezero.scoring import marks as mk
 
 if TYPE_CHECKING:
@@ -22,13 +23,6 @@ AFTER_S = 300.0
 MAX_EVENTS = 14
 #: Changes this long before the page are in the timeline: get_changes' default look-back window.
 CHANGES_WINDOW_S = 72 * 3600.0
-TERM_LABELS = {"diagnosis": f"diagnosis ({mk.W_DIAGNOSIS:g} x checklist score)",
-               "mitigation": f"mitigation ({mk.W_MITIGATION:g} if verified)",
-               "evidence": f"evidence ({mk.W_EVIDENCE:g} x coverage)", "success": "success bonus",
-               "wrong_fix_penalty": "wrong fixes (the k-th costs 10 x k)",
-               "destructive_penalty": f"destructive actions (-{mk.P_DESTRUCTIVE:g} each)",
-               "invalid_penalty": f"invalid actions (-{mk.P_INVALID:g} each, max -{mk.P_INVALID_CAP:g})",
-               "premature_penalty": f"premature resolve (-{mk.P_PREMATURE:g})"}
 #: The diagnosis checklist (srezero/scoring/diagnosis.py) in words: what a "yes" needed.
 QUESTION_WORDS = {
     "localization.origin": "name each root cause (its entity, or a coarser name such as its service)",
@@ -37,14 +31,15 @@ QUESTION_WORDS = {
     "characterization.mechanism": "give each root cause its right category",
     "characterization.detail": "give each root cause its concrete detail (key and value, device, release...)",
     "characterization.no_contradiction": "claim no root cause under two different categories",
-    "scope.no_over": "blame nothing but the root causes, with at most 2 claims each",
+    "scope.no_over": f"blame nothing but the root causes, with at most {diag.MAX_CLAIMS_PER_CAUSE} claims each",
     "scope.no_under": "leave no root cause out",
 }
 GATE_WORDS = {
     "no_claims": "nothing (or only 'none') was claimed, but something was broken",
     "low_precision": "at most half of the components you blamed are root causes (entity precision {precision:.2f}, "
-                     "0.5 or less): blaming as many innocents as culprits earns nothing",
-    "hedged_categories": "one root cause was claimed under 3 or more categories (hedging earns nothing)",
+                     f"{diag.MIN_PRECISION:g} or less): blaming as many innocents as culprits earns nothing",
+    "hedged_categories": f"one root cause was claimed under {diag.HEDGE_CATEGORIES} or more categories "
+                         "(hedging earns nothing)",
     "not_submitted": "no diagnosis was submitted; this was a false alarm, and the right answer was an empty diagnosis "
                      "(submit_diagnosis(root_causes=[]))",
     "blamed_a_healthy_system": "this was a false alarm (nothing was broken), but the diagnosis blamed something",
@@ -295,7 +290,7 @@ def diagnosis_lines(env: Episode, result: dict[str, Any]) -> list[str]:
     for c in claims:
         out.append(f"  claimed {c.get('entity')} [{c.get('category')}]: {c.get('detail', '')}")
     out.append(f"  score {d['score']:.2f} (entity precision {d.get('precision', 0):.2f}, "
-               f"recall {d.get('recall', 0):.2f}): the share of 8 checklist questions answered yes")
+               f"recall {d.get('recall', 0):.2f}): the share of {len(diag.QUESTIONS)} checklist questions answered yes")
     gate = d.get("gate")
     if gate == "no_claims" and not submitted:
         out.append("  why 0: no diagnosis was submitted (submit_diagnosis before resolve)")
@@ -303,7 +298,7 @@ def diagnosis_lines(env: Episode, result: dict[str, Any]) -> list[str]:
         why = GATE_WORDS.get(gate, gate.replace("_", " ")).format(precision=d.get("precision", 0.0))
         out.append(f"  why 0: {why}")
     elif d.get("checklist", {}).get("characterization.mechanism") == 0.0 and claims:
-        out.append(f"  capped at {0.25:.2f}: no root cause was claimed with its right category "
+        out.append(f"  capped at {diag.MECHANISM_CAP:.2f}: no root cause was claimed with its right category "
                    "(naming where, without knowing what, is not a diagnosis)")
     distractors = set(d.get("distractor_claims") or [])
     for e in d.get("victim_claims") or []:
@@ -404,7 +399,7 @@ def render(env: Episode, result: dict[str, Any], hints: list[dict[str, Any]], st
 
     section("Marks")
     for k, v in (result.get("marks_terms") or {}).items():
-        label = TERM_LABELS.get(k, k)
+        label = mk.TERM_LABELS.get(k, k)
         if k == "wrong_fix_penalty" and result.get("wrong_fixes"):
             label = wrong_fix_label(int(result["wrong_fixes"]))
         out.append(f"  {label:40} {v:+6.1f}")

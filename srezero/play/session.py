@@ -219,12 +219,12 @@ class PlaySession:
             pass
         return rec
 
-    def save(self, path: str | Path) -> Path:
+    def save(self, path: str | Path, data: bytes | None = None) -> Path:
         """Write the record to ``path``, or, if that file exists, to the next free name (``-2``, ``-3``...):
         a record is never overwritten. Returns where it went; raises OSError when it cannot be written."""
         from srezero.sweep.records import dumps, write_atomic
 
-        data = dumps(self.record())
+        data = dumps(self.record()) if data is None else data
         p = reserve_free_path(Path(path))
         try:
             write_atomic(p, data)
@@ -238,16 +238,17 @@ class PlaySession:
     def save_or_fallback(self, path: str | Path) -> tuple[Path, str]:
         """:meth:`save`, and when that fails a temporary file instead: the transcript is never lost.
         Returns the path written and a warning (empty when the wanted place worked)."""
+        from srezero.sweep.records import dumps
+
+        data = dumps(self.record())
         try:
-            return self.save(path), ""
+            return self.save(path, data), ""
         except OSError as exc:
             import tempfile
 
-            from srezero.sweep.records import dumps
-
             fd, tmp = tempfile.mkstemp(prefix=f"srezero-play-{self.env.spec.id}-{self.seed}-", suffix=".json")
             with os.fdopen(fd, "wb") as fh:
-                fh.write(dumps(self.record()))
+                fh.write(data)
             return Path(tmp), f"could not save the record to {path} ({exc.strerror or exc}); saved it to {tmp} instead"
 
 
@@ -299,7 +300,9 @@ def writable_problem(path: str | Path) -> str:
 def cost_text(spec: ToolSpec) -> str:
     """What a tool costs in simulated time: its fixed cost, or for ``wait`` the seconds waited."""
     if spec.name == "wait":
-        return "as many simulated seconds as you wait (10-600, default 60)"
+        seconds = spec.schema["properties"]["seconds"]
+        return (f"as many simulated seconds as you wait ({seconds['minimum']}-{seconds['maximum']}, "
+                f"default {seconds['default']})")
     return f"{spec.cost_s:g} simulated seconds"
 
 

@@ -16,15 +16,6 @@ from srezero.report.markdown import failure_labels, task_info
 from srezero.report.replay import KIND_COLORS, Replay, call_text, chart_svg
 from srezero.scoring import marks as mk
 
-TERM_LABELS = {"diagnosis": f"diagnosis ({mk.W_DIAGNOSIS:g} x checklist score)",
-               "mitigation": f"mitigation ({mk.W_MITIGATION:g} if mitigated)",
-               "evidence": f"evidence ({mk.W_EVIDENCE:g} x coverage)", "success": f"success ({mk.W_SUCCESS:g} if solved)",
-               "wrong_fix_penalty": f"wrong fixes (the k-th costs {mk.P_WRONG_FIX:g} k: {mk.P_WRONG_FIX:g}, "
-                                    f"{mk.wrong_fix_penalty(2):g}, {mk.wrong_fix_penalty(3):g} ... in total)",
-               "destructive_penalty": f"destructive actions (-{mk.P_DESTRUCTIVE:g} each)",
-               "invalid_penalty": f"invalid actions (-{mk.P_INVALID:g} each, at most -{mk.P_INVALID_CAP:g})",
-               "premature_penalty": f"premature resolution (-{mk.P_PREMATURE:g})"}
-
 
 def _card(k: str, v: str) -> str:
     return f'<div class="card"><div class="k">{esc(k)}</div><div class="v">{v}</div></div>'
@@ -85,7 +76,7 @@ def diagnosis_html(result: dict[str, Any]) -> str:
 
 def score_html(result: dict[str, Any]) -> str:
     terms = result.get("marks_terms") or {}
-    rows = "".join(f"<tr><td>{esc(TERM_LABELS.get(k, k))}</td><td class=num>{num(v)}</td></tr>" for k, v in terms.items())
+    rows = "".join(f"<tr><td>{esc(mk.TERM_LABELS.get(k, k))}</td><td class=num>{num(v)}</td></tr>" for k, v in terms.items())
     rows += f"<tr><th>marks (clamped to 0-100)</th><th class=num>{num(result.get('marks'))}</th></tr>"
     mit = result.get("mitigation") or {}
     reasons = mit.get("reasons") or []

@@ -58,6 +58,14 @@ P_INVALID_CAP = 10.0
 P_PREMATURE = 10.0
 SUCCESS_DIAGNOSIS = 0.99
 
+#: Each marks term in words, for every report and debrief that lists ``marks_terms``.
+TERM_LABELS = {"diagnosis": f"diagnosis ({W_DIAGNOSIS:g} x checklist score)",
+               "mitigation": f"mitigation ({W_MITIGATION:g} if verified)",
+               "evidence": f"evidence ({W_EVIDENCE:g} x coverage)", "success": f"success ({W_SUCCESS:g} if solved)",
+               "wrong_fix_penalty": f"wrong fixes (the k-th costs {P_WRONG_FIX:g} x k)",
+               "destructive_penalty": f"destructive actions (-{P_DESTRUCTIVE:g} each)",
+               "invalid_penalty": f"invalid actions (-{P_INVALID:g} each, at most -{P_INVALID_CAP:g})",
+               "premature_penalty": f"premature resolve (-{P_PREMATURE:g})"}
 
 @dataclass(frozen=True)
 class Components:
