@@ -90,6 +90,16 @@ def test_sample_of_variants_is_solved_by_the_oracle() -> None:
     assert failures == []
 
 
+def test_retry_storm_upper_level_is_viable_everywhere() -> None:
+    """TUNING keeps the example's surge at every level: a larger surge replayed in verification overloaded
+    the web tier whatever the retry policy, so the oracle's fix failed on some seeds (8 pairs on seeds 0-4)."""
+    upper = [v for v in gen.variants(("retry_storm",)) if v.case == 1]
+    assert len(upper) >= 20 and all(v.params()["surge"] == 1.7 for v in upper)
+    failures = [(v.noise, v.distractors, v.size, seed, why) for v in upper for seed in range(4)
+                for ok, why in [viable(srezero.get_task(v.id), seed)] if not ok]
+    assert failures == []
+
+
 def test_variant_runs_through_the_same_api() -> None:
     v = gen.sample(1, 3)[0]
     env = srezero.make(v.id, 4)
