@@ -30,7 +30,7 @@ def run_episode(env: Episode, agent: Any, seed: int, max_steps: int | None = Non
         agent.reset(env.briefing, seed, env.tool_specs())
         if getattr(agent, "wants_ground_truth", False):
             agent.bind_oracle(env.oracle_plan())
-        limit = max_steps or env.spec.budget.steps + 5
+        limit = max_steps if max_steps is not None else env.spec.budget.steps + 5
         for _ in range(limit):
             stage = "agent"
             action = agent.act(obs)

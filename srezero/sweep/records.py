@@ -67,8 +67,9 @@ def write_atomic(path: str | Path, data: bytes) -> None:
     """Write to a temp file in the same directory, then rename: the file exists whole or not at all."""
     path = os.fspath(path)
     tmp = f"{path}.{os.getpid()}.tmp"
-    if not os.path.isdir(os.path.dirname(path)):
-        os.makedirs(os.path.dirname(path), exist_ok=True)
+    parent = os.path.dirname(path)
+    if parent and not os.path.isdir(parent):  # "" is the current directory
+        os.makedirs(parent, exist_ok=True)
     with open(tmp, "wb") as fh:
         fh.write(data)
     os.replace(tmp, path)
