@@ -162,9 +162,9 @@ def _print_markdown(summary: dict) -> None:
     """Per-agent rates with CIs, then marks per task x agent: the tables docs/baselines.md quotes."""
     groups = sorted(summary.get("groups", []), key=lambda g: (_upper(g), g["agent"], g["task"]))
     agents = [g["agent"] for g in groups if g["task"] == "*"]
-    click.echo("| agent | episodes | marks [95% CI] | success % | diagnosis % | mitigated % | evidence % | "
-               "wrong-fix rate | TTD s | TTM s |")
-    click.echo("|---|---:|---|---|---|---|---|---|---:|---:|")
+    click.echo("| agent | episodes | marks [95% CI] | success % | all seeds % | diagnosis % | mitigated % | "
+               "evidence % | wrong-fix rate | TTD s | TTM s |")
+    click.echo("|---|---:|---|---|---|---|---|---|---|---:|---:|")
     for g in groups:
         if g["task"] != "*":
             continue
@@ -172,7 +172,7 @@ def _print_markdown(summary: dict) -> None:
         ttd, ttm = m["ttd_s"]["mean"], m["ttm_s"]["mean"]
         name = g["agent"] + (" (upper bound)" if _upper(g) else "")
         click.echo(f"| {name} | {g['n']} | {_fmt(m['marks'])} | {_fmt(m['success'], 100, 0)} | "
-                   f"{_fmt(m['diagnosis'], 100, 0)} | {_fmt(m['mitigation'], 100, 0)} | {_fmt(m['evidence'], 100, 0)} | "
+                   f"{_fmt(g['consistency'], 100, 0)} | {_fmt(m['diagnosis'], 100, 0)} | {_fmt(m['mitigation'], 100, 0)} | {_fmt(m['evidence'], 100, 0)} | "
                    f"{_fmt(m['wrong_fix_rate'], 1, 2)} | {'-' if ttd is None else f'{ttd:.0f}'} | "
                    f"{'-' if ttm is None else f'{ttm:.0f}'} |")
     marks = {(g["agent"], g["task"]): g["metrics"]["marks"]["mean"] for g in groups if g["task"] != "*"}

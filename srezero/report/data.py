@@ -17,6 +17,7 @@ from typing import Any
 
 from srezero.report.load import AGENT_ERROR, ENV_ERROR, PROVIDER_ERROR, Ep
 from srezero.report.stats import mean_ci
+from srezero.sweep.stats import consistency
 
 #: marks_terms in drawing order: the positive terms, then the penalties.
 TERMS = ("diagnosis", "mitigation", "evidence", "success",
@@ -89,14 +90,18 @@ def leaderboard(eps: list[Ep]) -> list[dict[str, Any]]:
     for agent in agent_order(eps):
         all_eps = groups[agent]
         ok = scored(all_eps)
-        marks, lo, hi = mean_ci([e.marks for e in all_eps], agent, "marks")
-        succ, slo, shi = mean_ci([float(e.success) for e in all_eps], agent, "success")
+        tasks = [e.task_id for e in all_eps]  # the run's independent units: CIs resample whole tasks
+        marks, lo, hi = mean_ci([e.marks for e in all_eps], agent, "marks", clusters=tasks)
+        succ, slo, shi = mean_ci([float(e.success) for e in all_eps], agent, "success", clusters=tasks)
+        every = consistency([{"task": t, "success": float(e.success)} for t, e in zip(tasks, all_eps)],
+                            f"{agent}\x1f*\x1fconsistency")
         costs = [e.cost_usd for e in all_eps if e.cost_usd is not None]  # a failed call is still paid for
         rows.append({
             "agent": agent, "upper_bound": all_eps[0].upper_bound, "episodes": len(all_eps), "n": len(ok),
             "errors": len(all_eps) - len(ok),
             "marks": clean(marks), "marks_lo": clean(lo), "marks_hi": clean(hi),
             "success": clean(succ), "success_lo": clean(slo), "success_hi": clean(shi),
+            "all_seeds": clean(every["mean"]), "all_seeds_k": every["k"],  # pass^k: tasks solved on every seed
             # the summary's own means (same numpy reduction and rounding), so the two agree to the digit
             "diagnosis": clean(mean_ci([e.diagnosis for e in all_eps], agent, "diagnosis_score")[0]),
             "mitigation": clean(mean_ci([float(e.mitigated) for e in all_eps], agent, "mitigation")[0]),

@@ -75,7 +75,7 @@ def table(headers: Sequence[tuple[str, str, bool]], rows: Iterable[Sequence[tupl
 
 # ---------------------------------------------------------------------------------------- index
 LEADER_COLS = (("agent", "agent", False), ("episodes", "episodes", True), ("marks", "marks", True),
-               ("ci", "95% CI", False), ("success", "success", True), ("diagnosis", "diagnosis", True),
+               ("ci", "95% CI", False), ("success", "success", True), ("all_seeds", "all seeds", True), ("diagnosis", "diagnosis", True),
                ("mitigation", "mitigated", True), ("evidence", "evidence", True), ("invalid", "invalid/ep", True),
                ("wrong_fixes", "wrong fixes/ep", True), ("ttd_s", "TTD med (s)", True),
                ("ttm_s", "TTM med (s)", True), ("errors", "errored", True), ("cost_usd", "cost/ep ($)", True))
@@ -86,7 +86,7 @@ def leaderboard_cells(r: dict[str, Any]) -> list[tuple[str, Any]]:
     name = esc(r["agent"]) + (' <span class="badge ub">upper bound</span>' if r["upper_bound"] else "")
     name = f'<span class="agent">{name}</span>'
     return [(name, r["agent"]), (str(r["episodes"]), r["episodes"]), (num(r["marks"]), r["marks"]),
-            (f'{num(r["marks_lo"])}–{num(r["marks_hi"])}', None), pct(r["success"]), (num(r["diagnosis"], ".2f"),
+            (f'{num(r["marks_lo"])}–{num(r["marks_hi"])}', None), pct(r["success"]), pct(r["all_seeds"]), (num(r["diagnosis"], ".2f"),
             r["diagnosis"]), pct(r["mitigation"]), (num(r["evidence"], ".2f"), r["evidence"]),
             (num(r["invalid"], ".2f"), r["invalid"]), (num(r["wrong_fixes"], ".2f"), r["wrong_fixes"]),
             (num(r["ttd_s"], ".0f"), r["ttd_s"]), (num(r["ttm_s"], ".0f"), r["ttm_s"]),
@@ -150,8 +150,9 @@ def index_page(run: Run, lb: list[dict[str, Any]], plot_specs: Sequence[Any], pl
                    f"<figcaption><b>{esc(p.title)}.</b> {esc(p.caption)}</figcaption></figure>" for p in plot_specs)
     body = (f"<h1>Run report: {esc(run.path.name or run.path)}</h1>{manifest_html(run)}"
             '<h2 id="leaderboard">Leaderboard</h2><p class="muted">Click a column to sort. Marks are 0-100 '
-            "(see docs/report.md); means over all episodes, an errored one counting as zero, with 95% bootstrap "
-            "CIs (invalid, wrong fixes, TTD and TTM are over scored episodes). The oracle reads the "
+            "(see docs/report.md); means over all episodes, an errored one counting as zero, with 95% CIs from a "
+            "bootstrap over tasks (invalid, wrong fixes, TTD and TTM are over scored episodes); \u201call seeds\u201d "
+            "is the share of tasks solved on every seed (pass^k). The oracle reads the "
             "ground truth: it is an upper bound, listed apart and never ranked.</p>"
             f"{leaderboard_html(lb)}"
             f'<h2 id="plots">Plots</h2><div class="plots">{figs}</div>'

@@ -43,11 +43,11 @@ def md_table(headers: Sequence[str], rows: Sequence[Sequence[str]], right_from: 
 
 
 def leaderboard_md(rows: list[dict[str, Any]]) -> str:
-    headers = ["agent", "episodes", "marks", "95% CI", "success", "diagnosis", "mitigated", "evidence", "invalid/ep",
+    headers = ["agent", "episodes", "marks", "95% CI", "success", "all seeds", "diagnosis", "mitigated", "evidence", "invalid/ep",
                "wrong fixes/ep", "TTD med (s)", "TTM med (s)", "errored", "cost/ep ($)"]
     ordered = [r for r in rows if not r["upper_bound"]] + [r for r in rows if r["upper_bound"]]
     body = [[f"*{r['agent']} (upper bound)*" if r["upper_bound"] else f"**{r['agent']}**", str(r["episodes"]),
-             _f(r["marks"]), f"{_f(r['marks_lo'])}–{_f(r['marks_hi'])}", _pct(r["success"]), _f(r["diagnosis"], ".2f"),
+             _f(r["marks"]), f"{_f(r['marks_lo'])}–{_f(r['marks_hi'])}", _pct(r["success"]), _pct(r["all_seeds"]), _f(r["diagnosis"], ".2f"),
              _pct(r["mitigation"]), _f(r["evidence"], ".2f"), _f(r["invalid"], ".2f"), _f(r["wrong_fixes"], ".2f"),
              _f(r["ttd_s"], ".0f"), _f(r["ttm_s"], ".0f"), str(r["errors"]), _f(r["cost_usd"], ".4f")]
             for r in ordered]
@@ -97,7 +97,8 @@ def report_md(run: Run, lb: list[dict[str, Any]], plot_specs: Sequence[Any], plo
         f"# srezero run report: {run.path.name or run.path}",
         "Marks are 0-100 per episode (40 diagnosis + 40 mitigation + 10 evidence + 10 success, minus "
         "penalties); means are over all episodes, an errored one counting as zero (invalid actions, wrong "
-        "fixes, TTD and TTM: over scored episodes), with 95% percentile-bootstrap CIs. The oracle reads the "
+        "fixes, TTD and TTM: over scored episodes), with 95% CIs from a bootstrap over tasks; \"all seeds\" is "
+        "the share of tasks solved on every seed (pass^k). The oracle reads the "
         "ground truth: it is an upper bound, listed apart, not a competitor. Open `index.html` in this folder "
         "for the sortable leaderboard, the task browser and the episode replays.",
         "## Leaderboard", leaderboard_md(lb),

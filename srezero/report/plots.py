@@ -106,7 +106,7 @@ def draw_overall(fig: Any, d: dict[str, Any]) -> None:
     for x, m, hi, n in zip(xs, means, d["hi"], d["n"]):
         ax.text(x, max(m, _v(hi)) + 2, f"{m:.1f}\nn={n}", ha="center", va="bottom", fontsize=7.5)
     ax.set_ylim(0, 115)
-    ax.set_ylabel("marks (0-100), mean with 95% bootstrap CI")
+    ax.set_ylabel("marks (0-100), mean with 95% CI")
     _agent_axis(ax, d["agents"], xs)
     _separator(ax, xs, flags)
 
@@ -318,7 +318,8 @@ def _heat_size(d: dict[str, Any]) -> tuple[float, float]:
 
 PLOTS: tuple[PlotSpec, ...] = (
     PlotSpec("overall_marks", "Overall marks per agent",
-             "Mean marks (0-100) per agent over its scored episodes, with a 95% percentile-bootstrap CI. "
+             "Mean marks (0-100) per agent over all its episodes (an errored one counts as 0), with a 95% CI "
+             "(a bootstrap over tasks). "
              "The oracle (grey, hatched) reads the ground truth: an upper bound showing the tasks are solvable.",
              D.overall_marks_data, draw_overall),
     PlotSpec("success_vs_evidence", "Success against evidence coverage",

@@ -1,9 +1,14 @@
-"""Summary statistics with percentile-bootstrap 95% confidence intervals.
+"""Summary statistics with 95% confidence intervals.
 
 Computed once per sweep from the compact per-episode rows (``records.row_of``), so the cost is
 linear in the number of episodes: rows are grouped in one pass, and each group's bootstrap costs
 ``RESAMPLES x n``. Every group x metric draws from its own numpy Generator seeded from its key, so
 the numbers do not depend on episode order, on worker count, or on which other groups exist.
+
+The unit of resampling is what is independent. Within one task the seeds are; across a run the
+tasks are, not the episodes (the seeds of one task are strongly correlated), so an agent's interval
+resamples whole tasks (a cluster bootstrap). When every value is the same 0 or 1 the bootstrap has
+no spread, and the Wilson score interval over the independent units is reported instead.
 """
 
 from __future__ import annotations
@@ -17,35 +22,77 @@ from srezero.sim.rng import stable_int
 from srezero.sweep.records import METRICS
 
 RESAMPLES = 1000
+#: The 0/1 metrics (proportions).
+PROPORTIONS = ("success", "diagnosis", "mitigation")
 CONFIDENCE = 0.95
+_Z = 1.959963984540054  # the normal quantile of CONFIDENCE, for the Wilson interval
 #: Resample rows per chunk, to bound memory for large groups (RESAMPLES x n indices otherwise).
 _CHUNK_CELLS = 2_000_000
+METHOD = ("percentile bootstrap: over seeds for an agent x task group, over tasks (clusters) for an agent's "
+          "whole run; Wilson score interval over the same units when every value is the same 0 or 1")
 
 
-def bootstrap(values: np.ndarray, key: str, resamples: int = RESAMPLES) -> dict[str, Any]:
-    """Mean and percentile-bootstrap CI of ``values`` (NaN = undefined, left out; ``n`` counts the rest)."""
-    v = values[~np.isnan(values)]
+def bootstrap(values: np.ndarray, key: str, resamples: int = RESAMPLES,
+              clusters: np.ndarray | None = None, proportion: bool = False) -> dict[str, Any]:
+    """Mean and 95% CI of ``values`` (NaN = undefined, left out; ``n`` counts the rest).
+
+    With ``clusters`` (a label per value, e.g. the task), whole clusters are resampled and the CI is
+    of the episode-weighted mean; without, the values are resampled as independent. ``proportion``
+    marks 0/1 values, whose constant samples get the Wilson interval."""
+    defined = ~np.isnan(values)
+    v = values[defined]
     n = int(v.size)
     if n == 0:
         return {"mean": None, "lo": None, "hi": None, "n": 0}
     mean = float(v.mean())
-    if n == 1 or float(v.min()) == float(v.max()):
+    if clusters is not None:
+        _, codes = np.unique(np.asarray(clusters)[defined], return_inverse=True)
+        sums = np.bincount(codes, weights=v)
+        counts = np.bincount(codes).astype(float)
+    else:
+        sums, counts = v, np.ones(n)
+    units = int(sums.size)
+    if units == 1 or float(v.min()) == float(v.max()):
+        if proportion and float(v.min()) == float(v.max()):
+            lo, hi = wilson(mean * units, units)
+            return {"mean": _r(mean), "lo": _r(lo), "hi": _r(hi), "n": n}
         return {"mean": _r(mean), "lo": _r(mean), "hi": _r(mean), "n": n}
     rng = np.random.Generator(np.random.PCG64(stable_int("bootstrap", key)))
     means = np.empty(resamples)
-    rows = max(1, _CHUNK_CELLS // n)
+    rows = max(1, _CHUNK_CELLS // units)
     for start in range(0, resamples, rows):
         stop = min(resamples, start + rows)
-        idx = rng.integers(0, n, size=(stop - start, n))
-        means[start:stop] = v[idx].mean(axis=1)
+        idx = rng.integers(0, units, size=(stop - start, units))
+        means[start:stop] = sums[idx].sum(axis=1) / counts[idx].sum(axis=1)
     tail = (1.0 - CONFIDENCE) / 2 * 100
     lo, hi = np.percentile(means, [tail, 100 - tail])
     return {"mean": _r(mean), "lo": _r(float(lo)), "hi": _r(float(hi)), "n": n}
 
 
+def wilson(successes: float, n: int) -> tuple[float, float]:
+    """The Wilson score interval of a proportion (informative at 0 of n and n of n, unlike the bootstrap)."""
+    p = successes / n
+    z2 = _Z * _Z
+    centre = (p + z2 / (2 * n)) / (1 + z2 / n)
+    half = _Z * np.sqrt(p * (1 - p) / n + z2 / (4 * n * n)) / (1 + z2 / n)
+    return max(0.0, float(centre - half)), min(1.0, float(centre + half))
+
+
 def _r(x: float) -> float:
     """Round so tiny summation-order differences never reach the bytes of a summary."""
     return round(x, 6)
+
+
+def consistency(members: list[dict[str, Any]], key: str) -> dict[str, Any]:
+    """pass^k: the share of tasks solved on every seed run (with its CI over tasks), next to the
+    per-episode success rate; k is the fewest seeds any task has."""
+    by_task: dict[str, list[float]] = defaultdict(list)
+    for m in members:
+        by_task[m["task"]].append(m["success"] or 0.0)
+    solved = np.array([float(all(x == 1.0 for x in xs)) for xs in by_task.values()])
+    out = bootstrap(solved, key, proportion=True)
+    out["k"] = min(len(xs) for xs in by_task.values())
+    return out
 
 
 def summarise(rows: list[dict[str, Any]]) -> dict[str, Any]:
@@ -59,15 +106,21 @@ def summarise(rows: list[dict[str, Any]]) -> dict[str, Any]:
         # every episode counts: a failed one is a zero for the outcome metrics (records.FAILED_AS_ZERO)
         table = np.array([[np.nan if m[k] is None else m[k] for k in METRICS] for m in members], dtype=float)
         table = table.reshape(len(members), len(METRICS))
-        metrics = {k: bootstrap(table[:, i], f"{agent}\x1f{task}\x1f{k}") for i, k in enumerate(METRICS)}
-        out.append({"agent": agent, "task": task, "n": len(members),
-                    # handed the ground truth (the oracle, or any agent that asks): an upper bound
-                    "privileged": any(m.get("privileged") for m in members),
-                    "provider_errors": sum(1 for m in members if m["status"] == "provider_error"),
-                    "agent_errors": sum(1 for m in members if m["status"] == "agent_error"),
-                    "env_errors": sum(1 for m in members if m["status"] == "env_error"),
-                    "metrics": metrics})
-    return {"schema": 1, "bootstrap": {"method": "percentile", "resamples": RESAMPLES, "confidence": CONFIDENCE},
+        clusters = np.array([m["task"] for m in members]) if task == "*" else None
+        metrics = {k: bootstrap(table[:, i], f"{agent}\x1f{task}\x1f{k}", clusters=clusters,
+                                proportion=k in PROPORTIONS) for i, k in enumerate(METRICS)}
+        group = {"agent": agent, "task": task, "n": len(members),
+                 # handed the ground truth (the oracle, or any agent that asks): an upper bound
+                 "privileged": any(m.get("privileged") for m in members),
+                 "provider_errors": sum(1 for m in members if m["status"] == "provider_error"),
+                 "agent_errors": sum(1 for m in members if m["status"] == "agent_error"),
+                 "env_errors": sum(1 for m in members if m["status"] == "env_error"),
+                 "metrics": metrics}
+        if task == "*":
+            group["tasks"] = len({m["task"] for m in members})
+            group["consistency"] = consistency(members, f"{agent}\x1f*\x1fconsistency")
+        out.append(group)
+    return {"schema": 2, "bootstrap": {"method": METHOD, "resamples": RESAMPLES, "confidence": CONFIDENCE},
             "metrics": list(METRICS), "groups": out}
 
 

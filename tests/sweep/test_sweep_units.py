@@ -41,6 +41,41 @@ def test_bootstrap_ci_brackets_the_mean_and_narrows_with_n():
     assert half["lo"] == pytest.approx(0.40, abs=0.02) and half["hi"] == pytest.approx(0.60, abs=0.02)
 
 
+def test_an_agents_interval_resamples_tasks_not_correlated_episodes():
+    """Seeds of one task move together: 20 tasks x 5 identical seeds hold 20 independent values, not 100,
+    so the agent's CI must be as wide as the CI of the 20 task means (and wider than an episode bootstrap)."""
+    task_means = np.random.default_rng(1).uniform(0, 100, 20)
+    values = np.repeat(task_means, 5)
+    tasks = np.repeat([f"t{i:02d}" for i in range(20)], 5)
+    clustered = stats.bootstrap(values, "k", clusters=tasks)
+    naive = stats.bootstrap(values, "k")
+    per_task = stats.bootstrap(task_means, "k")
+    width = lambda m: m["hi"] - m["lo"]  # noqa: E731
+    assert clustered["mean"] == naive["mean"] and clustered["n"] == 100
+    assert width(clustered) > 1.8 * width(naive)
+    assert width(clustered) == pytest.approx(width(per_task), rel=0.15)
+
+
+def test_a_constant_proportion_gets_the_wilson_interval_not_zero_width():
+    none = stats.bootstrap(np.zeros(43), "s", proportion=True)
+    assert none["mean"] == 0.0 and none["lo"] == 0.0 and none["hi"] == pytest.approx(0.082, abs=0.001)
+    every = stats.bootstrap(np.ones(5), "s", proportion=True)
+    assert every["hi"] == 1.0 and every["lo"] == pytest.approx(0.566, abs=0.001)
+    # over tasks, the units are the 43 tasks however many seeds each has
+    tasks = np.repeat([f"t{i}" for i in range(43)], 5)
+    assert stats.bootstrap(np.zeros(215), "s", clusters=tasks, proportion=True)["hi"] == none["hi"]
+    assert stats.bootstrap(np.zeros(3), "m") == {"mean": 0.0, "lo": 0.0, "hi": 0.0, "n": 3}  # marks: no Wilson
+
+
+def test_consistency_counts_tasks_solved_on_every_seed():
+    rows = []
+    for task, successes in (("a", [1, 1, 1]), ("b", [1, 0, 1]), ("c", [0, 0, 0]), ("d", [1, 1, 1])):
+        rows += [{**r, "task": task, "success": float(x)} for r, x in zip(_rows(3), successes)]
+    group = next(g for g in stats.summarise(rows)["groups"] if g["task"] == "*")
+    assert group["tasks"] == 4 and group["metrics"]["success"]["mean"] == pytest.approx(8 / 12, abs=1e-6)
+    assert group["consistency"]["mean"] == 0.5 and group["consistency"]["k"] == 3
+
+
 def test_summary_is_order_independent_and_skips_undefined_values():
     rows = _rows(12) + _rows(5, agent="b") + _rows(6, task="u")
     rows.append({"agent": "b", "task": "t", "seed": 99, "status": "provider_error", **dict.fromkeys(records.METRICS)})
