@@ -177,6 +177,25 @@ def git_revision() -> str | None:
     return rev.stdout.strip() + ("+dirty" if dirty.stdout.strip() else "")
 
 
+#: The code an episode's outcome depends on (the simulator, faults, telemetry, tools, tasks, scoring and
+#: agents), relative to the package root; the CLI, report, play and adapters are left out so that a
+#: change there does not block resuming a run.
+ENGINE = ("sim", "faults", "telemetry", "tools", "task", "scoring", "agents", "episode.py", "backend.py")
+
+
+def engine_hash() -> str:
+    """Hash of the source of everything that decides an episode (``ENGINE``, and the baselines):
+    a run must not mix records made by two versions of the simulator or the scorer."""
+    root = Path(__file__).resolve().parents[1]
+    files = [p for name in ENGINE for p in ((root / name).rglob("*.py") if (root / name).is_dir() else [root / name])]
+    baselines = root.parent / "baselines"
+    files += list(baselines.glob("*.py")) if baselines.is_dir() else []
+    h = hashlib.sha256()
+    for p in sorted(files, key=lambda p: p.relative_to(root.parent).as_posix()):
+        h.update(p.relative_to(root.parent).as_posix().encode() + b"\0" + p.read_bytes() + b"\0")
+    return "sha256:" + h.hexdigest()[:16]
+
+
 def tools_hash() -> str:
     """Hash of the tool declarations (names, schemas, kinds, costs): agents choose from them, so a
     changed tool set changes episodes even when no task did."""
@@ -193,7 +212,7 @@ def new_manifest(tasks: dict[str, dict[str, Any]], agents: dict[str, dict[str, A
     return {"schema": SCHEMA, "srezero_version": __version__, "git_revision": git_revision(),
             "python": platform.python_version(), "platform": f"{sys.platform}-{platform.machine()}",
             "tasks": tasks, "agents": agents, "seeds": sorted(set(seeds)),
-            "tools": tools_hash(), "max_steps": max_steps}
+            "tools": tools_hash(), "engine": engine_hash(), "max_steps": max_steps}
 
 
 def load_manifest(out: str | Path) -> dict[str, Any] | None:
@@ -201,11 +220,24 @@ def load_manifest(out: str | Path) -> dict[str, Any] | None:
     return orjson.loads(p.read_bytes()) if p.is_file() else None
 
 
-def merge_manifest(old: dict[str, Any] | None, new: dict[str, Any]) -> dict[str, Any]:
-    """Extend a run's manifest; raise ValueError when a task or agent changed under the same name."""
+def _build(m: dict[str, Any]) -> dict[str, Any]:
+    return {k: m.get(k) for k in ("srezero_version", "git_revision", "engine")}
+
+
+def merge_manifest(old: dict[str, Any] | None, new: dict[str, Any], allow_mixed: bool = False) -> dict[str, Any]:
+    """Extend a run's manifest; raise ValueError when a task or agent changed under the same name, or
+    when the code that decides episodes changed (unless ``allow_mixed``; ``builds`` keeps every one)."""
     if old is None:
-        return new
+        return {**new, "builds": [_build(new)]}
     problems = []
+    builds = old.get("builds") or [_build(old)]
+    if old.get("engine") != new["engine"] and not allow_mixed:
+        problems.append(f"the simulator, scoring or agent code changed since the run was recorded (srezero "
+                        f"{old.get('srezero_version')} at {old.get('git_revision') or 'no git revision'}, engine "
+                        f"{old.get('engine') or 'unrecorded'}; now {new['srezero_version']} at "
+                        f"{new['git_revision'] or 'no git revision'}, engine {new['engine']}), so new records would "
+                        "not be comparable with the old ones; pass --allow-mixed to extend it anyway (the manifest "
+                        "lists every build under 'builds')")
     for tid, info in new["tasks"].items():
         prev = old.get("tasks", {}).get(tid)
         if prev is not None and prev["hash"] != info["hash"]:
@@ -222,6 +254,7 @@ def merge_manifest(old: dict[str, Any] | None, new: dict[str, Any]) -> dict[str,
     if problems:
         raise ValueError("; ".join(problems) + "; use a fresh --out directory")
     merged = dict(new)
+    merged["builds"] = builds + ([_build(new)] if _build(new) not in builds else [])
     merged["tasks"] = {**old.get("tasks", {}), **new["tasks"]}
     merged["agents"] = {**old.get("agents", {}), **new["agents"]}
     merged["seeds"] = sorted(set(old.get("seeds", [])) | set(new["seeds"]))

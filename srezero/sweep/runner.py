@@ -207,7 +207,7 @@ def _ray(batches: list[Batch], workers: int, address: str | None) -> Iterator[li
 def sweep(out: str | Path, agents: list[AgentSpec], specs: dict[str, Any], seeds: list[int], workers: int = 1,
           executor: str = "process", ray_address: str | None = None, retry_errors: bool = False,
           max_steps: int | None = None, progress: bool | None = None,
-          on_batch: Callable[[int], None] | None = None) -> SweepResult:
+          on_batch: Callable[[int], None] | None = None, allow_mixed: bool = False) -> SweepResult:
     """Run every pending (agent, task, seed) into ``out``, then write the summary. Resumable."""
     from srezero.sweep import stats
 
@@ -217,7 +217,7 @@ def sweep(out: str | Path, agents: list[AgentSpec], specs: dict[str, Any], seeds
     by_label = {a.label: a for a in agents}
     manifest = rec.merge_manifest(rec.load_manifest(out), rec.new_manifest(
         {tid: task_meta(s) for tid, s in specs.items()},
-        {a.label: agent_meta(a) for a in agents}, seeds, max_steps))
+        {a.label: agent_meta(a) for a in agents}, seeds, max_steps), allow_mixed)
     rec.write_json(out / rec.MANIFEST, manifest)
     pending, done = plan(out, agents, specs, seeds, retry_errors)
     rows = [rec.row_of(r) for r in _load(done)]

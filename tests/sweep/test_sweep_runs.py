@@ -119,6 +119,25 @@ def test_the_step_cap_truncates_and_scores_and_is_part_of_the_run(tmp_path):
                      progress=False)
 
 
+def test_a_run_recorded_by_another_build_is_not_extended_silently(tmp_path):
+    """Records made by another simulator/scoring build are not comparable: resuming is refused unless
+    --allow-mixed, and the manifest then lists both builds instead of forgetting the first."""
+    runner.sweep(tmp_path, [runner.agent_spec("random")], specs(("inc-001",)), [0], progress=False)
+    m = records.load_manifest(tmp_path)
+    assert m["engine"] == records.engine_hash() and m["builds"] == [
+        {"srezero_version": m["srezero_version"], "git_revision": m["git_revision"], "engine": m["engine"]}]
+    old = {**m, "engine": "sha256:0000000000000000", "srezero_version": "0.0.1", "git_revision": "abc1234"}
+    old["builds"] = [{"srezero_version": "0.0.1", "git_revision": "abc1234", "engine": "sha256:0000000000000000"}]
+    records.write_json(tmp_path / records.MANIFEST, old)
+    with pytest.raises(ValueError, match=r"code changed .*0\.0\.1 at abc1234.*--allow-mixed"):
+        runner.sweep(tmp_path, [runner.agent_spec("random")], specs(("inc-001",)), [1], progress=False)
+    assert not records.record_path(tmp_path, "random", "inc-001", 1).exists()
+    runner.sweep(tmp_path, [runner.agent_spec("random")], specs(("inc-001",)), [1], progress=False, allow_mixed=True)
+    builds = records.load_manifest(tmp_path)["builds"]
+    assert [b["engine"] for b in builds] == ["sha256:0000000000000000", records.engine_hash()]
+    assert records.record_path(tmp_path, "random", "inc-001", 1).exists()
+
+
 def test_records_are_canonical_and_ground_truth_stays_in_the_result(tmp_path):
     runner.sweep(tmp_path, [runner.agent_spec("oracle")], specs(("inc-002",)), [4], progress=False)
     path = tmp_path / "episodes" / "oracle" / "inc-002" / "seed-0004.json"
