@@ -220,6 +220,25 @@ def load_manifest(out: str | Path) -> dict[str, Any] | None:
     return orjson.loads(p.read_bytes()) if p.is_file() else None
 
 
+#: Agent options and settings that say how to reach a model, not what it does: a run resumes with other
+#: values (``localhost`` for ``127.0.0.1``, another timeout, the same prices from another file).
+TRANSPORT = frozenset({"base_url", "timeout_s", "max_retries", "api_key_env", "price_table"})
+
+
+def agent_differences(old: dict[str, Any], new: dict[str, Any]) -> list[str]:
+    """``section.key: old -> new`` for every option or setting that changes what an agent does."""
+    out = []
+    for section in sorted(set(old) | set(new)):
+        a, b = old.get(section), new.get(section)
+        if isinstance(a, dict) and isinstance(b, dict):
+            for key in sorted(set(a) | set(b)):
+                if key not in TRANSPORT and a.get(key) != b.get(key):
+                    out.append(f"{section}.{key}: {a.get(key)!r} -> {b.get(key)!r}")
+        elif a != b:
+            out.append(f"{section}: {a!r} -> {b!r}")
+    return out
+
+
 def _build(m: dict[str, Any]) -> dict[str, Any]:
     return {k: m.get(k) for k in ("srezero_version", "git_revision", "engine")}
 
@@ -244,9 +263,9 @@ def merge_manifest(old: dict[str, Any] | None, new: dict[str, Any], allow_mixed:
             problems.append(f"task {tid} changed since it was recorded ({prev['hash']} -> {info['hash']})")
     for label, info in new["agents"].items():
         prev = old.get("agents", {}).get(label)
-        if prev is not None and prev != info:
-            problems.append(f"agent {label} has different settings from the recorded run "
-                            f"({orjson.dumps(prev).decode()} vs {orjson.dumps(info).decode()})")
+        changed = agent_differences(prev, info) if prev is not None else []
+        if changed:
+            problems.append(f"agent {label} has different settings from the recorded run ({'; '.join(changed)})")
     if "tools" in old and old["tools"] != new["tools"]:
         problems.append(f"the tool set changed since the run was recorded ({old['tools']} -> {new['tools']})")
     if "max_steps" in old and old["max_steps"] != new["max_steps"]:

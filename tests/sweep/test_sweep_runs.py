@@ -96,9 +96,23 @@ def test_manifest_and_a_changed_task_are_detected(tmp_path):
     changed = srezero.get_task("inc-001").model_copy(update={"verify_window_s": 900.0})
     with pytest.raises(ValueError, match="task inc-001 changed"):
         runner.sweep(tmp_path, [agent], {"inc-001": changed}, [0], progress=False)
-    with pytest.raises(ValueError, match="agent greedy has different settings"):
+    with pytest.raises(ValueError, match=r"agent greedy has different settings from the recorded run \(name: "
+                                         r"'greedy' -> 'random'; settings\.order: .*settings\.resolve_p: None -> "):
         runner.sweep(tmp_path, [runner.agent_spec("random", label="greedy")], specs(("inc-001",)), [0],
                      progress=False)
+
+
+def test_how_an_agent_reaches_its_model_is_not_part_of_its_identity():
+    """A resumed LLM run may use localhost for 127.0.0.1 or the same prices from another file; a
+    different model or temperature is another agent. The error names only what differs."""
+    old = {"name": "llm-react", "options": {"model": "m", "base_url": "http://127.0.0.1:1/v1", "price_table": "a.json"},
+           "settings": {"model": "m", "temperature": 0.0, "timeout_s": 60, "price_per_mtok": [1.0, 2.0]}}
+    same = {"name": "llm-react", "options": {"model": "m", "base_url": "http://localhost:1/v1", "price_table": "/x/a.json"},
+            "settings": {"model": "m", "temperature": 0.0, "timeout_s": 30, "price_per_mtok": [1.0, 2.0]}}
+    assert records.agent_differences(old, same) == []
+    other = {**same, "settings": {**same["settings"], "temperature": 0.7, "price_per_mtok": [3.0, 2.0]}}
+    assert records.agent_differences(old, other) == ["settings.price_per_mtok: [1.0, 2.0] -> [3.0, 2.0]",
+                                                     "settings.temperature: 0.0 -> 0.7"]
 
 
 def test_the_step_cap_truncates_and_scores_and_is_part_of_the_run(tmp_path):
