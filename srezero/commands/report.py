@@ -7,6 +7,10 @@ from pathlib import Path
 import click
 
 
+def _names(values: tuple[str, ...]) -> list[str]:
+    return [x.strip() for v in values for x in v.split(",") if x.strip()]
+
+
 @click.command("report")
 @click.argument("run_dir", type=click.Path(exists=True, path_type=Path))
 @click.option("--out", "out", type=click.Path(file_okay=False, path_type=Path),
@@ -14,24 +18,40 @@ import click
 @click.option("--plots-only", is_flag=True,
               help="write only the plot files, straight into --out (how plots/ is regenerated)")
 @click.option("--no-replay", is_flag=True, help="do not re-simulate episodes for the replay pages' metric charts")
-def report_cmd(run_dir: Path, out: Path | None, plots_only: bool, no_replay: bool) -> None:
+@click.option("--agents", "agents", multiple=True, help="only these agent labels (comma-separated or repeated)")
+@click.option("--tasks", "tasks", multiple=True, help="only these task ids (comma-separated or repeated)")
+@click.option("--split", type=click.Choice(["dev", "test", "private"]), help="only tasks of this split")
+@click.option("--common", is_flag=True,
+              help="only the (task, seed) cells every ranked agent has, so agents are compared on the same episodes")
+def report_cmd(run_dir: Path, out: Path | None, plots_only: bool, no_replay: bool, agents: tuple[str, ...],
+               tasks: tuple[str, ...], split: str | None, common: bool) -> None:
     """Write plots, report.md and an HTML report (open OUT/index.html in a browser, no network needed)."""
+    from srezero.report import data as D
     from srezero.report.build import build_report, write_plots
-    from srezero.report.load import RunDirError, load_run
+    from srezero.report.load import RunDirError, load_run, select
 
     target = out or run_dir.resolve().with_name(run_dir.resolve().name + "-report")
     try:
+        run = select(load_run(run_dir), _names(agents), _names(tasks), split, common)
+        cov = D.coverage(run.episodes, run.manifest)
+        for warning in cov["warnings"]:
+            click.secho(f"warning: {warning}", fg="yellow", err=True)
+        for note in cov["notes"]:
+            click.echo(f"note: {note}", err=True)
         if plots_only:
-            files = write_plots(load_run(run_dir), target)
+            files = write_plots(run, target)
             click.echo(f"wrote {len(files)} plot files to {target}")
             return
-        with click.progressbar(length=1, label="episode pages", show_eta=True, file=click.get_text_stream("stderr"),
-                               ) as bar:
-            def progress(done: int, total: int) -> None:
-                bar.length = total
-                bar.update(1)
+        stderr = click.get_text_stream("stderr")
+        if stderr.isatty():
+            with click.progressbar(length=1, label="episode pages", show_eta=True, file=stderr) as bar:
+                def progress(done: int, total: int) -> None:
+                    bar.length = total
+                    bar.update(1)
 
-            built = build_report(run_dir, target, replay=not no_replay, progress=progress)
+                built = build_report(run_dir, target, replay=not no_replay, progress=progress, run=run)
+        else:  # no bar (and no stray label) in logs and pipes
+            built = build_report(run_dir, target, replay=not no_replay, run=run)
     except RunDirError as exc:
         raise click.ClickException(str(exc)) from None
     click.echo(f"wrote {built.pages} pages and {len(built.plots)} plot files to {built.out}")

@@ -45,20 +45,21 @@ def write_plots(run: Run, plot_dir: Path) -> list[Path]:
 
 
 def build_report(run_dir: str | Path, out_dir: str | Path, *, replay: bool = True,
-                 progress: Callable[[int, int], None] | None = None) -> Built:
-    """Write the whole report for the run in ``run_dir`` into ``out_dir``."""
+                 progress: Callable[[int, int], None] | None = None, run: Run | None = None) -> Built:
+    """Write the whole report for the run in ``run_dir`` (or an already loaded, selected ``run``) into ``out_dir``."""
     from srezero.report.episode_page import episode_page
     from srezero.report.html import index_page, task_page
     from srezero.report.markdown import report_md, task_info
     from srezero.report.plots import PLOTS, plot_data
     from srezero.report.replay import resimulate
 
-    run = load_run(run_dir)
+    run = run if run is not None else load_run(run_dir)
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     plot_files = write_plots(run, out / "plots")
     lb = D.leaderboard(run.episodes)
-    data = {"leaderboard": lb, "failures": D.failures(run.episodes), "plots": plot_data(run.episodes)}
+    data = {"leaderboard": lb, "coverage": D.coverage(run.episodes, run.manifest), "failures": D.failures(run.episodes),
+            "plots": plot_data(run.episodes)}
     (out / "data.json").write_bytes(orjson.dumps(data, option=orjson.OPT_SORT_KEYS | orjson.OPT_INDENT_2) + b"\n")
     (out / "report.md").write_text(report_md(run, lb, PLOTS, "plots"), encoding="utf-8")
     (out / "assets").mkdir(exist_ok=True)

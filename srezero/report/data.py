@@ -82,6 +82,30 @@ def upper_bounds(eps: list[Ep]) -> list[bool]:
     return [groups[a][0].upper_bound for a in agent_order(eps)]
 
 
+# ---------------------------------------------------------------------------------------- coverage
+def coverage(eps: list[Ep], manifest: dict[str, Any]) -> dict[str, Any]:
+    """Whether the agents can be ranked against each other: each agent's (task, seed) cells, the cells
+    they share, and the grid the manifest lists. ``warnings`` says in words what is not comparable,
+    ``notes`` what is missing from the grid (which a selection or a partial rerun explains)."""
+    groups = by_agent(eps)
+    cells = {a: {(e.task_id, e.seed) for e in groups[a]} for a in agent_order(eps)}
+    ranked = [a for a in cells if not groups[a][0].upper_bound]
+    shared = set.intersection(*(cells[a] for a in ranked)) if ranked else set()
+    grid = len(manifest.get("agents") or ()) * len(manifest.get("tasks") or ()) * len(manifest.get("seeds") or ())
+    warnings, notes = [], []
+    if ranked and any(cells[a] != shared for a in ranked):
+        counts = ", ".join(f"{a} {len(cells[a])}" for a in ranked)
+        warnings.append(f"The agents ran different (task, seed) cells ({counts}; {len(shared)} in common), so their "
+                        "marks are not comparable: rerun the sweep to complete it, or report with --common to rank "
+                        "them on the shared cells only.")
+    if grid and len(eps) < grid:
+        notes.append(f"The manifest lists {grid} episodes (agents x tasks x seeds); {len(eps)} are in this report "
+                     "(a sweep stopped early, runs that asked for different subsets, or a selection).")
+    return {"agents": {a: {"episodes": len(groups[a]), "tasks": len({t for t, _ in cells[a]}), "cells": len(cells[a])}
+                       for a in cells},
+            "common_cells": len(shared), "manifest_grid": grid, "warnings": warnings, "notes": notes}
+
+
 # ---------------------------------------------------------------------------------------- tables
 def leaderboard(eps: list[Ep]) -> list[dict[str, Any]]:
     """One row per agent, in :func:`agent_order`."""

@@ -148,7 +148,10 @@ def index_page(run: Run, lb: list[dict[str, Any]], plot_specs: Sequence[Any], pl
     figs = "".join(f'<figure id="plot-{esc(p.name)}"><a href="{plot_dir}/{esc(p.name)}.svg">'
                    f'<img src="{plot_dir}/{esc(p.name)}.svg" alt="{esc(p.title)}"></a>'
                    f"<figcaption><b>{esc(p.title)}.</b> {esc(p.caption)}</figcaption></figure>" for p in plot_specs)
-    body = (f"<h1>Run report: {esc(run.path.name or run.path)}</h1>{manifest_html(run)}"
+    cov = D.coverage(run.episodes, run.manifest)
+    warnings = "".join(f'<p class="warn"><b>Not comparable as it stands.</b> {esc(w)}</p>' for w in cov["warnings"])
+    warnings += "".join(f'<p class="muted">{esc(n)}</p>' for n in cov["notes"])
+    body = (f"<h1>Run report: {esc(run.path.name or run.path)}</h1>{warnings}{manifest_html(run)}"
             '<h2 id="leaderboard">Leaderboard</h2><p class="muted">Click a column to sort. Marks are 0-100 '
             "(see docs/report.md); means over all episodes, an errored one counting as zero, with 95% CIs from a "
             "bootstrap over tasks (invalid, wrong fixes, TTD and TTM are over scored episodes); \u201call seeds\u201d "

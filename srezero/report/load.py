@@ -13,6 +13,7 @@ is the one place to change.
 from __future__ import annotations
 
 import itertools
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -62,6 +63,7 @@ class Ep:
     difficulty: str
     layers: tuple[str, ...]
     upper_bound: bool
+    split: str
     record: dict[str, Any] = field(repr=False, compare=False, hash=False)
 
     @property
@@ -136,9 +138,9 @@ def read_records(run_dir: str | Path) -> tuple[dict[str, Any], list[dict[str, An
     return (manifest if isinstance(manifest, dict) else {}), records
 
 
-def _task_meta(task_ids: list[str], manifest: dict[str, Any]) -> dict[str, tuple[str, tuple[str, ...]]]:
-    """Difficulty and fault layers per task: the task files first, the manifest as a fallback."""
-    out: dict[str, tuple[str, tuple[str, ...]]] = {}
+def _task_meta(task_ids: list[str], manifest: dict[str, Any]) -> dict[str, tuple[str, tuple[str, ...], str]]:
+    """Difficulty, fault layers and split per task: the task files first, the manifest as a fallback."""
+    out: dict[str, tuple[str, tuple[str, ...], str]] = {}
     try:
         from srezero.task.loader import list_tasks
 
@@ -148,11 +150,11 @@ def _task_meta(task_ids: list[str], manifest: dict[str, Any]) -> dict[str, tuple
     tasks = manifest.get("tasks") or {}
     for tid in task_ids:
         info = infos.get(tid)
+        meta = tasks.get(tid) or {}
         if info is not None:
-            out[tid] = (info.difficulty, tuple(info.layers))
+            out[tid] = (info.difficulty, tuple(info.layers), info.split)
         else:
-            meta = tasks.get(tid) or {}
-            out[tid] = (str(meta.get("difficulty") or "unknown"), ())
+            out[tid] = (str(meta.get("difficulty") or "unknown"), (), str(meta.get("split") or "unknown"))
     return out
 
 
@@ -163,13 +165,13 @@ def _upper_bound(agent: str, record: dict[str, Any], manifest: dict[str, Any]) -
     return bool(record.get("privileged")) or (record.get("agent_name") or agent) in UPPER_BOUND_NAMES
 
 
-def to_ep(rec: dict[str, Any], manifest: dict[str, Any], meta: tuple[str, tuple[str, ...]]) -> Ep:
+def to_ep(rec: dict[str, Any], manifest: dict[str, Any], meta: tuple[str, tuple[str, ...], str]) -> Ep:
     """Flatten one record. A record that failed (provider or agent error) has ``ok=False`` and zeros."""
     result = rec.get("result") or {}
     status = str(rec.get("status") or ("ok" if result else AGENT_ERROR))
     usage = rec.get("usage") or {}
     agent = str(rec.get("agent") or rec.get("agent_name") or "agent")
-    difficulty, layers = meta
+    difficulty, layers, split = meta
     if not layers:
         truth = result.get("ground_truth") or []
         layers = tuple(dict.fromkeys(str(g.get("layer", "unknown")) for g in truth)) or \
@@ -189,8 +191,11 @@ def to_ep(rec: dict[str, Any], manifest: dict[str, Any], meta: tuple[str, tuple[
         ttd_s=result.get("ttd_s"), ttm_s=result.get("ttm_s"),
         cost_usd=float(usage["cost_usd"]) if "cost_usd" in usage else None,
         tokens=int(usage.get("prompt_tokens", 0)) + int(usage.get("completion_tokens", 0)),
-        provider_errors=int(usage.get("provider_errors", 0)) + (1 if status == PROVIDER_ERROR else 0),
-        difficulty=difficulty, layers=layers, upper_bound=_upper_bound(agent, rec, manifest), record=rec,
+        # usage counts every failed request, the last one of a failed episode included; a record without
+        # usage (a provider failure outside an LLM agent's own accounting) counts that one failure
+        provider_errors=int(usage["provider_errors"]) if "provider_errors" in usage
+        else (1 if status == PROVIDER_ERROR else 0),
+        difficulty=difficulty, layers=layers, upper_bound=_upper_bound(agent, rec, manifest), split=split, record=rec,
     )
 
 
@@ -204,3 +209,24 @@ def load_run(run_dir: str | Path) -> Run:
         if (a.agent, a.task_id, a.seed) == (b.agent, b.task_id, b.seed):
             raise RunDirError(f"{run_dir}: two records for agent {a.agent!r}, task {a.task_id!r}, seed {a.seed}")
     return Run(Path(run_dir), manifest, eps)
+
+
+def select(run: Run, agents: Sequence[str] = (), tasks: Sequence[str] = (), split: str | None = None,
+           common: bool = False) -> Run:
+    """The episodes of the given agents, tasks and split; with ``common``, only the (task, seed) cells that
+    every agent that is not an upper bound has, so agents are ranked on the same episodes."""
+    eps = [e for e in run.episodes if (not agents or e.agent in agents) and (not tasks or e.task_id in tasks)
+           and (split is None or e.split == split)]
+    if common:
+        cells = [{(e.task_id, e.seed) for e in eps if e.agent == a}
+                 for a in sorted({e.agent for e in eps if not e.upper_bound})]
+        shared = set.intersection(*cells) if cells else set()
+        eps = [e for e in eps if (e.task_id, e.seed) in shared]
+    for name, asked, have in (("agent", agents, {e.agent for e in run.episodes}),
+                              ("task", tasks, {e.task_id for e in run.episodes})):
+        missing = sorted(set(asked) - have)
+        if missing:
+            raise RunDirError(f"{run.path}: no records for {name}(s) {', '.join(missing)}")
+    if not eps:
+        raise RunDirError(f"{run.path}: no episodes left after the selection")
+    return Run(run.path, run.manifest, eps)

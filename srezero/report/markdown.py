@@ -93,8 +93,10 @@ def manifest_md(run: Run) -> str:
 def report_md(run: Run, lb: list[dict[str, Any]], plot_specs: Sequence[Any], plot_dir: str) -> str:
     eps = run.episodes
     plots = "\n\n".join(f"### {p.title}\n\n![{p.title}]({plot_dir}/{p.name}.png)\n\n{p.caption}" for p in plot_specs)
+    cov = D.coverage(eps, run.manifest)
+    warnings = [f"> **Not comparable as it stands.** {w}" for w in cov["warnings"]] + [f"> {n}" for n in cov["notes"]]
     return "\n\n".join([
-        f"# srezero run report: {run.path.name or run.path}",
+        f"# srezero run report: {run.path.name or run.path}", *warnings,
         "Marks are 0-100 per episode (40 diagnosis + 40 mitigation + 10 evidence + 10 success, minus "
         "penalties); means are over all episodes, an errored one counting as zero (invalid actions, wrong "
         "fixes, TTD and TTM: over scored episodes), with 95% CIs from a bootstrap over tasks; \"all seeds\" is "

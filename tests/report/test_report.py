@@ -133,3 +133,31 @@ def test_task_page_links_every_episode(built_report: Path, small_run: Run, agent
     for rec in small_run[1]:
         if rec["task_id"] == "inc-001" and rec["agent"] == agent:
             assert f"../episodes/{agent}--inc-001--s{rec['seed']:04d}.html" in page
+
+
+def test_agents_that_ran_different_cells_are_flagged_and_can_be_compared_on_common_ones(
+        small_run: Run, built_report: Path, tmp_path: Path) -> None:
+    """The LLM agent ran 3 of the 6 (task, seed) cells: ranking it against random's 6 is not a comparison.
+    The report says so; --common keeps the shared cells; --agents/--tasks/--split select."""
+    from srezero.report import data as D
+    from srezero.report.load import RunDirError, select
+
+    run = load_run(small_run[0])
+    cov = D.coverage(run.episodes, run.manifest)
+    assert cov["agents"][LLM]["cells"] == 3 and cov["agents"]["random"]["cells"] == 6 and cov["common_cells"] == 3
+    assert len(cov["warnings"]) == 1 and f"{LLM} 3" in cov["warnings"][0] and "--common" in cov["warnings"][0]
+    assert "Not comparable as it stands" in (built_report / "report.md").read_text()
+    assert "Not comparable as it stands" in (built_report / "index.html").read_text()
+    common = select(run, common=True)
+    assert {(e.task_id, e.seed) for e in common.episodes if e.agent == "random"} == \
+        {(e.task_id, e.seed) for e in run.episodes if e.agent == LLM}
+    assert D.coverage(common.episodes, common.manifest)["warnings"] == []
+    only = select(run, agents=["random"], tasks=["inc-001"])
+    assert {(e.agent, e.task_id) for e in only.episodes} == {("random", "inc-001")}
+    with pytest.raises(RunDirError, match="no records for agent"):
+        select(run, agents=["nobody"])
+    res = CliRunner().invoke(cli, ["report", str(small_run[0]), "--out", str(tmp_path / "c"), "--no-replay", "--common",
+                                   "--agents", f"random,{LLM}"])
+    assert res.exit_code == 0, res.output
+    assert "Not comparable" not in (tmp_path / "c" / "report.md").read_text()
+    assert orjson.loads((tmp_path / "c" / "data.json").read_bytes())["coverage"]["common_cells"] == 3
