@@ -260,8 +260,11 @@ class Fault:
         raise NotImplementedError
 
     def oracle_reads(self, w: World) -> list[dict[str, Any]]:
-        """Read actions that surface this fault's evidence (used only by the oracle agent)."""
-        return []
+        """Read actions that surface this fault's evidence (used only by the oracle agent), as
+        ``[{"tool": name, "args": {...}}]``. The default reads each resolved signal once, in order:
+        the entity goes into the tool's declared ``target_arg`` and ``search_logs`` searches for
+        the signal's pattern (:func:`read_action`)."""
+        return [read_action(*sig) for sig in self.signals(w)]
 
     def oracle_fix(self, w: World) -> list[dict[str, Any]]:
         """Write actions that cure this fault with minimal collateral (used only by the oracle)."""
@@ -279,6 +282,25 @@ class Fault:
             ent = _signal_entity(w, self.target, sig.on)
             out.append((sig.tool, ent, dict(sig.args), sig.pattern))
         return out
+
+
+def read_action(tool: str, entity: str, args: dict[str, Any], pattern: str, limit: int | None = 50) -> dict[str, Any]:
+    """The read call that surfaces one resolved signal (what an engineer who knew would run).
+
+    The entity goes into the argument the tool declares with ``@tool(..., target_arg=...)`` (nowhere
+    for ``*``, any entity: the tool's default then covers every entity); ``search_logs`` searches for
+    the signal's pattern (with ``limit`` lines, None for the tool's default)."""
+    from srezero.tools.registry import target_arg
+
+    a = dict(args)
+    key = target_arg(tool)
+    if key and entity != "*":
+        a[key] = entity
+    if tool == "search_logs":
+        a.setdefault("pattern", pattern)
+        if limit is not None:
+            a.setdefault("limit", limit)
+    return {"tool": tool, "args": a}
 
 
 def _signal_entity(w: World, target: Target, on: str) -> str:

@@ -12,32 +12,16 @@ import re
 from typing import TYPE_CHECKING, Any
 
 from srezero.faults.app import ConfigFault
-from srezero.faults.base import Fault, Signal, _signal_entity
+from srezero.faults.base import Fault, Signal, _signal_entity, read_action
 
 if TYPE_CHECKING:
     from srezero.sim.world import World
-
-#: The argument that names the entity, per read tool (see srezero.scoring.evidence.TARGET_ARGS).
-TARGET_ARG = {"get_config": "service", "get_changes": "service", "search_logs": "service", "get_status": "service",
-              "get_traces": "service", "query_metrics": "target", "get_events": "entity", "node_diagnostics": "node"}
 
 Resolved = tuple[str, str, dict[str, Any], str]
 
 #: The two signals every config-value fault leaves: the value in the live config, and its change.
 CFG = Signal("get_config", "service", pattern=r"<key> = <value>(?![\w.])", description="the bad value in the live config")
 CHANGE = Signal("get_changes", "any", pattern="<key>", description="the change that set it")
-
-
-def read_action(tool: str, entity: str, args: dict[str, Any], pattern: str) -> dict[str, Any]:
-    """The read call that surfaces one resolved signal (what an engineer who knew would run)."""
-    a = dict(args)
-    key = TARGET_ARG.get(tool)
-    if key and entity != "*":
-        a[key] = entity
-    if tool == "search_logs":
-        a.setdefault("pattern", pattern)
-        a.setdefault("limit", 50)
-    return {"tool": tool, "args": a}
 
 
 class Declared(Fault):
@@ -58,6 +42,7 @@ class Declared(Fault):
         return out
 
     def oracle_reads(self, w: World) -> list[dict[str, Any]]:
+        # explicit, so that it wins over a second base's (ConfigFault's) in subclasses like TunedConfig
         return [read_action(*sig) for sig in self.signals(w)]
 
 

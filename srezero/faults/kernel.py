@@ -12,7 +12,7 @@ from collections.abc import Generator
 from typing import TYPE_CHECKING, Any
 
 from srezero.faults.app import ConfigFault
-from srezero.faults.base import Fault, FaultMeta, Param, Remedy, RootCause, Signal, register
+from srezero.faults.base import Fault, FaultMeta, Param, Remedy, RootCause, Signal, read_action, register
 from srezero.sim.clock import TICK_S
 from srezero.sim.components import Daemon, Node
 from srezero.sim.lifecycle import LISTEN_PORT
@@ -85,22 +85,9 @@ class NodeFault(Fault):
         return out
 
     def oracle_reads(self, w: World) -> list[dict[str, Any]]:
-        """One read per declared signal, in order (signals are written to be what an engineer reads)."""
-        reads = []
-        for tool, ent, args, pattern in self.signals(w):
-            a = dict(args)
-            if tool == "node_diagnostics":
-                a["node"] = ent
-            elif tool == "search_logs":
-                a.update(service=ent, pattern=pattern)
-            elif tool == "query_metrics":
-                a["target"] = ent
-            elif tool == "get_events":
-                a["entity"] = ent if ent != "*" else ""
-            elif tool in ("get_config", "get_status"):
-                a["service"] = ent
-            reads.append({"tool": tool, "args": a})
-        return reads
+        """One read per declared signal, in order (signals are written to be what an engineer reads).
+        ``search_logs`` keeps the tool's default limit."""
+        return [read_action(*sig, limit=None) for sig in self.signals(w)]
 
     def sysctl_change(self, w: World, key: str, old: Any, new: Any, why: str) -> None:
         w.change("node", "sysctl", f"{self.node.name}: {key}: {old} -> {new} ({why})", w.author())

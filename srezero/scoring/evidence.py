@@ -2,7 +2,8 @@
 
 A signal is (tool, entity, required args, pattern), declared by the fault primitive
 (``Fault.signals``). It is surfaced when the agent calls that tool on that entity (or one of its
-replicas or the node's replicas; ``*`` means any target), with those arguments, and the observation
+replicas or the node's replicas; ``*`` means any target; the entity of a call is the argument the
+tool declares with ``@tool(..., target_arg=...)``), with those arguments, and the observation
 text the agent received matches the pattern. Looking in the right place at the wrong time (before
 the symptom exists, or with a search pattern that filters it out) does not count. Coverage is the
 share of signals surfaced; a control task (no fault) uses a few generic health reads.
@@ -14,7 +15,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-TARGET_ARGS = ("service", "target", "node", "entity")
+from srezero.tools.registry import target_of
 
 
 @dataclass
@@ -30,7 +31,7 @@ class EvidenceTracker:
 
     def observe(self, step: int, tool: str, args: dict[str, Any], text: str) -> list[int]:
         new = []
-        called_on = next((args[k] for k in TARGET_ARGS if args.get(k)), "")
+        called_on = target_of(tool, args)
         for i, (stool, ent, sargs, _) in enumerate(self.signals):
             if self.found[i] or stool != tool:
                 continue

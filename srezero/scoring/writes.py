@@ -24,18 +24,11 @@ from typing import TYPE_CHECKING, Any
 
 from srezero.faults.envelopes import ENVELOPES
 from srezero.scoring.naming import accepted_names, norm
+from srezero.tools.registry import target_of
 
 if TYPE_CHECKING:
     from srezero.faults.base import Fault, RootCause
     from srezero.sim.world import World
-
-TARGET_ARGS = ("service", "target", "node", "entity", "replica", "disk")
-
-
-def target_of(args: dict[str, Any]) -> str:
-    """The entity a tool call is aimed at (its first target-like argument)."""
-    return str(next((args[k] for k in TARGET_ARGS if args.get(k)), ""))
-
 
 def write_key(tool: str, args: dict[str, Any]) -> tuple[Any, ...]:
     """What makes two writes "the same write": the tool and every argument but ``value``, after
@@ -88,7 +81,7 @@ class WriteJudge:
         active_after = self.active(w)
         destructive = list(w.destroyed[destroyed_before:])
         key = write_key(tool, args)
-        target = norm(target_of(args))
+        target = norm(target_of(tool, args))
         reason = "addresses no root cause"
         ok = False
         for i, fix in enumerate(self.fixes):

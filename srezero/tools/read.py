@@ -109,7 +109,7 @@ def get_topology(ctx: ToolContext) -> ToolOutput:
     return ToolOutput("\n".join(lines), data)
 
 
-@tool("read", 5)
+@tool("read", 5, target_arg="service")
 def get_status(ctx: ToolContext,
                service: Annotated[str, "service to show; empty for every service"] = "") -> ToolOutput:
     """List replicas (pods) with readiness, status, restarts, age, node and version."""
@@ -130,7 +130,7 @@ def get_status(ctx: ToolContext,
     return ToolOutput("\n".join(lines), data)
 
 
-@tool("read", 10)
+@tool("read", 10, target_arg="target")
 def query_metrics(ctx: ToolContext,
                   target: Annotated[str, "a service, replica or node name"],
                   metric: Annotated[str, "metric name, e.g. error_rate, latency_p99_ms (get_topology lists all)"],
@@ -162,7 +162,7 @@ def query_metrics(ctx: ToolContext,
                              "values": [round(v, 6) for v in shown]})
 
 
-@tool("read", 10)
+@tool("read", 10, target_arg="service")
 def search_logs(ctx: ToolContext,
                 service: Annotated[str, "service or replica whose logs to search"],
                 pattern: Annotated[str, "case-insensitive regular expression; empty matches every line"] = "",
@@ -184,7 +184,7 @@ def search_logs(ctx: ToolContext,
     return ToolOutput(head + "\n" + "\n".join(lines), lines)
 
 
-@tool("read", 10)
+@tool("read", 10, target_arg="service")
 def get_traces(ctx: ToolContext,
                service: Annotated[str, "only traces that touch this service; empty for all"] = "",
                errors_only: Annotated[bool, "only failed requests"] = False,
@@ -197,7 +197,7 @@ def get_traces(ctx: ToolContext,
     return ToolOutput(traces.render(sampled, w.services["load_balancer"].replicas[0].name), sampled)
 
 
-@tool("read", 5)
+@tool("read", 5, target_arg="entity")
 def get_events(ctx: ToolContext,
                entity: Annotated[str, "service, replica or node; empty for all"] = "",
                window_s: Annotated[Annotated[int, Field(ge=60, le=86400)], "look-back window in seconds"] = 3600,
@@ -225,7 +225,7 @@ def get_events(ctx: ToolContext,
                        for e in evs])
 
 
-@tool("read", 5)
+@tool("read", 5, target_arg="service")
 def get_config(ctx: ToolContext, service: Annotated[str, "service whose live configuration to show"]) -> ToolOutput:
     """Show a service's live configuration (key = value), including feature flags and environment."""
     name = _service(ctx, service)
@@ -235,7 +235,7 @@ def get_config(ctx: ToolContext, service: Annotated[str, "service whose live con
     return ToolOutput(f"{name} configuration:\n" + "\n".join(lines), dict(sorted(cfg.items())))
 
 
-@tool("read", 5)
+@tool("read", 5, target_arg="service")
 def get_changes(ctx: ToolContext,
                 service: Annotated[str, "only changes to this service; empty for all"] = "",
                 window_h: Annotated[Annotated[float, Field(gt=0, le=240)], "look-back window in hours"] = 72.0
@@ -258,7 +258,7 @@ def get_changes(ctx: ToolContext,
                               "author": c.author} for c in items])
 
 
-@tool("read", 10)
+@tool("read", 10, target_arg="node")
 def node_diagnostics(ctx: ToolContext,
                      node: Annotated[str, "node name"],
                      check: Annotated[Literal["dmesg", "disk", "top", "limits"],

@@ -2,9 +2,12 @@
 
 A declaration is a typed Python function: its name is the tool name, its docstring's first
 paragraph the description, its ``Annotated[type, "description"]`` parameters the arguments, and
-the decorator gives the kind (read, write, submit) and the simulated cost in seconds. From that,
+the decorator gives the kind (read, write, submit), the simulated cost in seconds and, for a tool
+aimed at one entity, which argument names it (``target_arg``). From that,
 srezero derives the JSON schema, the validating pydantic model, the text-call parser's argument
-order, the OpenAI tools list, the Gymnasium action handling, the MCP tools and the docs.
+order, the OpenAI tools list, the Gymnasium action handling, the MCP tools and the docs; the
+entity argument tells the scoring which entity a call looked at or changed (evidence, write
+judgement) and tells the oracle where to put a fault's entity when it reads a signal.
 
 The function body is the simulator's implementation. Other backends (Kubernetes) implement the same
 names and receive the same validated arguments.
@@ -55,6 +58,7 @@ class ToolSpec:
     cost_s: float
     fn: Callable[..., ToolOutput]
     params: list[inspect.Parameter] = field(default_factory=list)
+    target_arg: str | None = None  # the argument that names the entity the call is aimed at
 
     @functools.cached_property
     def model(self) -> type[BaseModel]:
@@ -175,8 +179,16 @@ class ToolSpec:
 TOOLS: dict[str, ToolSpec] = {}
 
 
-def tool(kind: Kind, cost_s: float) -> Callable[[Callable[..., ToolOutput]], Callable[..., ToolOutput]]:
-    """Declare a tool. The first parameter of the function is the context and is not an argument."""
+def tool(kind: Kind, cost_s: float, target_arg: str | None = None
+         ) -> Callable[[Callable[..., ToolOutput]], Callable[..., ToolOutput]]:
+    """Declare a tool. The first parameter of the function is the context and is not an argument.
+
+    ``target_arg`` names the argument that holds the entity the call is aimed at (a service, replica,
+    node...), e.g. ``"node"`` for ``node_diagnostics(node, check)``; leave it unset for a tool that is
+    not aimed at one entity (``get_alerts``, ``inspect_database``). Evidence scoring matches a fault's
+    signals on it, the write judge reads the target of a write from it, and the oracle puts the
+    fault's entity there when it reads a signal (see :func:`target_arg`).
+    """
 
     def deco(fn: Callable[..., ToolOutput]) -> Callable[..., ToolOutput]:
         doc = inspect.getdoc(fn) or ""
@@ -184,7 +196,9 @@ def tool(kind: Kind, cost_s: float) -> Callable[[Callable[..., ToolOutput]], Cal
         params = list(inspect.signature(fn).parameters.values())[1:]
         if fn.__name__ in TOOLS:
             raise ValueError(f"tool {fn.__name__!r} declared twice")
-        TOOLS[fn.__name__] = ToolSpec(fn.__name__, description, kind, cost_s, fn, params)
+        if target_arg is not None and target_arg not in {p.name for p in params}:
+            raise ValueError(f"tool {fn.__name__!r}: target_arg {target_arg!r} is not one of its arguments")
+        TOOLS[fn.__name__] = ToolSpec(fn.__name__, description, kind, cost_s, fn, params, target_arg)
         return fn
 
     return deco
@@ -211,6 +225,19 @@ def _import_tool_modules() -> None:
 def load_tools() -> dict[str, ToolSpec]:
     _import_tool_modules()
     return TOOLS
+
+
+def target_arg(name: str) -> str | None:
+    """The argument of tool ``name`` that names its entity (declared with ``@tool(..., target_arg=...)``);
+    None for a tool aimed at no single entity, or an unknown tool."""
+    spec = load_tools().get(name)
+    return spec.target_arg if spec is not None else None
+
+
+def target_of(name: str, args: dict[str, Any]) -> str:
+    """The entity a call of tool ``name`` with ``args`` is aimed at ("" when none is named)."""
+    key = target_arg(name)
+    return str(args.get(key) or "") if key else ""
 
 
 def tool_specs() -> list[dict[str, Any]]:

@@ -36,7 +36,7 @@ def _rolling_restart(w: World, reps: list[Replica]) -> Generator[Any, Any, None]
         yield w.env.timeout(rep.service.startup_s * 0.6)
 
 
-@tool("write", 20)
+@tool("write", 20, target_arg="target")
 def restart(ctx: ToolContext,
             target: Annotated[str, "a service (rolling restart of every replica) or one replica"]) -> ToolOutput:
     """Restart a service (rolling, one replica at a time) or a single replica. In-flight work is dropped."""
@@ -55,7 +55,7 @@ def restart(ctx: ToolContext,
     return ToolOutput(f"restarting {rep.name} (start-up takes ~{rep.service.startup_s:.0f}s)")
 
 
-@tool("write", 30)
+@tool("write", 30, target_arg="service")
 def rollback(ctx: ToolContext, service: Annotated[str, "service to roll back to its previous release"]) -> ToolOutput:
     """Roll a service back to its previous release (a rolling restart onto the older version)."""
     w = ctx.world
@@ -76,7 +76,7 @@ def rollback(ctx: ToolContext, service: Annotated[str, "service to roll back to 
     return ToolOutput(f"rolling back {service} from {current.version} to {previous.version}")
 
 
-@tool("write", 20)
+@tool("write", 20, target_arg="service")
 def scale(ctx: ToolContext,
           service: Annotated[str, "web_server or worker"],
           replicas: Annotated[int, Field(ge=0, le=MAX_REPLICAS), "desired replica count"]) -> ToolOutput:
@@ -99,7 +99,7 @@ def scale(ctx: ToolContext,
     return ToolOutput(f"scaling {service} from {before} to {replicas} replica(s)")
 
 
-@tool("write", 15)
+@tool("write", 15, target_arg="service")
 def set_config(ctx: ToolContext,
                service: Annotated[str, "service whose configuration to change"],
                key: Annotated[str, "config key as shown by get_config"],
@@ -135,7 +135,7 @@ def _promote(w: World, new_primary: Replica) -> Generator[Any, Any, None]:
     w.emit("Normal", "Promoted", new_primary.name, f"{new_primary.name} promoted to primary")
 
 
-@tool("write", 30)
+@tool("write", 30, target_arg="service")
 def failover(ctx: ToolContext,
              service: Annotated[str, "the database"] = "database") -> ToolOutput:
     """Promote the database replica to primary (writes pause ~20s; replication lag is lost)."""
@@ -161,7 +161,7 @@ def failover(ctx: ToolContext,
                       f"(replication lag at failover: {lag:.1f}s)")
 
 
-@tool("write", 30)
+@tool("write", 30, target_arg="node")
 def drain_node(ctx: ToolContext, node: Annotated[str, "node to cordon and drain"]) -> ToolOutput:
     """Cordon a node and evict its replicas; stateless ones reschedule elsewhere, stateful ones cannot."""
     w = ctx.world

@@ -21,7 +21,7 @@ if TYPE_CHECKING:
 
 
 # --- cordon_node (helper G): backs `kubectl cordon|uncordon NODE` in srezero.tools.kubectl -------------
-@tool("write", 10)
+@tool("write", 10, target_arg="node")
 def cordon_node(ctx: ToolContext, node: Annotated[str, "node to mark (un)schedulable"],
                 uncordon: Annotated[bool, "make the node schedulable again"] = False) -> ToolOutput:
     """Mark a node unschedulable (or schedulable again). Running replicas stay; new ones go elsewhere."""
@@ -74,7 +74,7 @@ def _apply_sysctl(n: Node, key: str, value: str | int) -> str:
     return f"{lo} {hi}"
 
 
-@tool("write", 15)
+@tool("write", 15, target_arg="node")
 def set_sysctl(ctx: ToolContext,
                node: Annotated[str, "node whose kernel setting to change"],
                key: Annotated[Literal["fs.file-max", "net.netfilter.nf_conntrack_max", "net.ipv4.ip_local_port_range",
@@ -100,7 +100,7 @@ def _sysctl_value(n: Node, key: str) -> str:
             "net.ipv4.ip_local_port_range": f"{n.port_lo} {n.port_lo + n.ephemeral_ports - 1}"}[key]
 
 
-@tool("write", 15)
+@tool("write", 15, target_arg="node")
 def sync_clock(ctx: ToolContext, node: Annotated[str, "node whose clock to resynchronise"]) -> ToolOutput:
     """Restart chronyd on a node and step its clock to NTP time (chronyc makestep)."""
     from srezero.sim.components import HOST_DAEMONS, Daemon
@@ -121,7 +121,7 @@ def sync_clock(ctx: ToolContext, node: Annotated[str, "node whose clock to resyn
     return ToolOutput(f"{node}: chronyd restarted; clock stepped by {-step:+.3f}s; System clock synchronized: yes")
 
 
-@tool("write", 10)
+@tool("write", 10, target_arg="node")
 def kill_process(ctx: ToolContext,
                  node: Annotated[str, "node the process runs on"],
                  process: Annotated[str, "host process name as node_diagnostics top shows it (not a pod)"]
@@ -167,7 +167,7 @@ def _io_burst(w: World, d: Disk, factor: float, seconds: float) -> Generator[Any
     d.latency_mult /= factor
 
 
-@tool("write", 30)
+@tool("write", 30, target_arg="node")
 def cleanup_disk(ctx: ToolContext,
                  node: Annotated[str, "node the disk is attached to"],
                  device: Annotated[str, "block device, e.g. nvme0n1 (root) or nvme1n1 (data)"]) -> ToolOutput:
@@ -191,7 +191,7 @@ def _resize(w: World, d: Disk, size_gb: float) -> Generator[Any, Any, None]:
     w.dmesg(d.node, f"EXT4-fs ({d.device}): resized filesystem to {int(size_gb * 262144)}")
 
 
-@tool("write", 30)
+@tool("write", 30, target_arg="node")
 def expand_volume(ctx: ToolContext,
                   node: Annotated[str, "node the disk is attached to"],
                   device: Annotated[str, "block device, e.g. nvme1n1"],

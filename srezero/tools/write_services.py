@@ -157,7 +157,7 @@ def drop_replication_slot(ctx: ToolContext,
     return ToolOutput(f"dropped replication slot {slot}; {retained:.0f} GB of retained WAL will be recycled")
 
 
-@tool("write", 20)
+@tool("write", 20, target_arg="service")
 def renew_certificate(ctx: ToolContext,
                       service: Annotated[str, "service whose serving certificate to renew"] = "load_balancer"
                       ) -> ToolOutput:
