@@ -235,10 +235,10 @@ def draw_heatmap(fig: Any, d: dict[str, Any]) -> None:
     ax.set_yticklabels(d["tasks"], fontsize=7.5)
     ax.xaxis.tick_top()
     if len(d["tasks"]) * len(d["agents"]) <= 600:
-        for r, row in enumerate(d["success"]):
-            for c, v in enumerate(row):
-                if v is not None:
-                    ax.text(c, r, f"{v:.1f}", ha="center", va="center", fontsize=6.5,
+        for r, (row, ns) in enumerate(zip(d["success"], d["n"])):
+            for c, (v, n) in enumerate(zip(row, ns)):
+                if v is not None:  # seeds solved of seeds run: exact, where 0.25 would print as "0.2"
+                    ax.text(c, r, f"{round(v * n)}/{n}", ha="center", va="center", fontsize=6.5,
                             color="#000000" if 0.25 < v < 0.85 else "#ffffff")
     if any(d["upper_bound"]) and not all(d["upper_bound"]):
         ax.axvline(d["upper_bound"].index(True) - 0.5, color="#ffffff", linewidth=4)

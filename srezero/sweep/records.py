@@ -98,10 +98,24 @@ def record_paths(run_dir: str | Path) -> list[Path]:
     return sorted(root.glob("*/*/seed-*.json")) if root.is_dir() else []
 
 
+def read_record(path: str | Path) -> dict[str, Any]:
+    """One record; a file that is not one (records are written atomically, so only something outside
+    srezero makes one) is a ValueError naming it and the way out."""
+    try:
+        data = orjson.loads(Path(path).read_bytes())
+    except (orjson.JSONDecodeError, OSError) as exc:
+        raise ValueError(f"{path}: not a readable episode record ({exc}); delete it and rerun the same command "
+                         "to run that episode again") from None
+    if not isinstance(data, dict) or "task_id" not in data:
+        raise ValueError(f"{path}: not an episode record; delete it and rerun the same command to run that "
+                         "episode again")
+    return data
+
+
 def iter_records(run_dir: str | Path) -> Iterator[dict[str, Any]]:
     """Every episode record of a run, in sorted path order (agent, task, seed)."""
     for p in record_paths(run_dir):
-        yield orjson.loads(p.read_bytes())
+        yield read_record(p)
 
 
 # ---------------------------------------------------------------------------- flat rows

@@ -142,9 +142,7 @@ def plan(out: Path, agents: list[AgentSpec], specs: dict[str, Any], seeds: list[
 
 
 def _failed(path: Path) -> bool:
-    import orjson
-
-    return orjson.loads(path.read_bytes()).get("status") != "ok"
+    return rec.read_record(path).get("status") != "ok"
 
 
 def make_batches(jobs: list[tuple[str, str, int]], specs: dict[str, Any], agents: dict[str, AgentSpec],
@@ -162,6 +160,14 @@ def make_batches(jobs: list[tuple[str, str, int]], specs: dict[str, Any], agents
         out_batches.append(Batch({t: specs[t] for t in sorted(tids)}, {a: agents[a] for a in sorted(labels)},
                                  part, out, max_steps, owner))
     return out_batches
+
+
+def _ignore_interrupt() -> None:
+    """Ctrl-C is the sweep process's to handle (it stops the pool); workers that also raised it printed
+    a traceback each."""
+    import signal
+
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
 
 
 def _start_method() -> str:
@@ -184,7 +190,7 @@ def execute(batches: list[Batch], workers: int, executor: str = "process",
             yield run_batch(b)
         return
     ctx = mp.get_context(_start_method())
-    with ctx.Pool(min(workers, len(batches))) as pool:
+    with ctx.Pool(min(workers, len(batches)), initializer=_ignore_interrupt) as pool:
         yield from pool.imap_unordered(run_batch, batches)
 
 
@@ -246,10 +252,8 @@ def sweep(out: str | Path, agents: list[AgentSpec], specs: dict[str, Any], seeds
 
 
 def _load(paths: Iterable[Path]) -> Iterator[dict[str, Any]]:
-    import orjson
-
     for p in paths:
-        yield orjson.loads(p.read_bytes())
+        yield rec.read_record(p)
 
 
 def write_summary(out: Path, rows: list[dict[str, Any]], stats: Any = None) -> dict[str, Any]:
