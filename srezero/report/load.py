@@ -127,8 +127,8 @@ def read_records(run_dir: str | Path) -> tuple[dict[str, Any], list[dict[str, An
     if (path / layout.EPISODES).is_dir():  # a sweep's run directory
         try:
             records = list(layout.iter_records(path))
-        except orjson.JSONDecodeError as exc:
-            raise RunDirError(f"{path}: a record under {layout.EPISODES}/ is not valid JSON: {exc}") from None
+        except ValueError as exc:  # names the unreadable record
+            raise RunDirError(str(exc)) from None
     else:  # a loose directory of runner records (e.g. `srezero run --out x.json` files)
         files = sorted(p for p in path.rglob("*.json") if p.name not in (layout.MANIFEST, layout.SUMMARY_JSON))
         records = [d for d in (_read_json(p) for p in files) if _is_record(d)]
