@@ -1,11 +1,12 @@
-"""Every curated task is solvable by the oracle, lost by the random agent, and pages on its own."""
+"""Every curated task is solvable by the oracle (at the curated bar, cleanly), lost by the random agent,
+and pages on its own."""
 
 from __future__ import annotations
 
 import pytest
 
 import srezero
-from srezero.task.validate import viable
+from srezero.task.validate import MIN_MARKS, viable
 from tests.conftest import play
 
 SEEDS = range(5)
@@ -16,7 +17,9 @@ def test_oracle_solves_every_task(task_ids) -> None:
         for seed in SEEDS:
             r = play(task, seed, "oracle")["result"]
             assert r["success"], (task, seed, r["mitigation"]["reasons"], r["diagnosis"]["checklist"])
-            assert r["marks"] >= 95, (task, seed, r["marks"], r["marks_terms"], r["evidence"])
+            # docs/writing-tasks.md: the oracle must reach 98 marks on curated tasks (they all score 100)
+            assert r["marks"] >= MIN_MARKS == 98, (task, seed, r["marks"], r["marks_terms"], r["evidence"])
+            assert r["invalid_actions"] == 0 and r["evidence"]["coverage"] == 1.0, (task, seed, r["evidence"])
 
 
 def test_random_agent_does_not_solve(task_ids) -> None:

@@ -21,7 +21,7 @@ Axes, in enumeration order:
 
 :data:`TUNING` holds the few per-primitive workarounds needed where metadata alone does not give a
 viable variant; ``srezero generate --check N`` measures viability (page fires on its own, the oracle
-scores at least 95) on seeds 0..N-1.
+scores at least 95 without an invalid action and surfaces every evidence signal) on seeds 0..N-1.
 """
 
 from __future__ import annotations

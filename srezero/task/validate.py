@@ -3,13 +3,15 @@
 The schema catches most mistakes with the file, field and problem named. Some problems only show
 when a world is built (a ``bad_config`` key the target service does not have); the smoke build
 finds them and attributes them to the fault that raised them, so every message still names a field.
-:func:`viable` goes further and plays the task: the page must fire on its own (symptoms emerge from
-the fault) and the oracle must solve it.
+:func:`check_seed` and :func:`viable` go further and play the task: the page must fire on its own
+(symptoms emerge from the fault) and the oracle must solve it without an invalid action, surfacing
+every evidence signal, with at least :data:`MIN_MARKS` (:data:`MIN_MARKS_GENERATED` for generated
+variants).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from srezero.faults.base import ParamError
@@ -84,8 +86,56 @@ def validate_paths(paths: list[str | Path]) -> tuple[list[tuple[Path, TaskSpec |
     return results, cross
 
 
-def viable(spec: TaskSpec, seed: int) -> tuple[bool, str]:
-    """Does the paging alert fire on its own, and does the oracle solve it with >= 95 marks?"""
+#: The oracle's bar. Curated tasks: docs/writing-tasks.md ("Before you commit"); every bundled task
+#: scores 100 on seeds 0-4. Generated variants are not hand-tuned: "viable" asks for 95.
+MIN_MARKS = 98.0
+MIN_MARKS_GENERATED = 95.0
+
+
+def min_marks_for(spec: TaskSpec) -> float:
+    return MIN_MARKS_GENERATED if spec.split == "generated" else MIN_MARKS
+
+
+@dataclass
+class SeedCheck:
+    """One seed of :func:`check_seed`: when the page fired, how the oracle (and the random agent) did."""
+
+    seed: int
+    page_s: float | None  # seconds from the first fault's onset (a control task: the end of history) to the
+    #                       page firing on its own; None when it never did within budget.max_onset_s
+    max_onset_s: float
+    alert: str
+    min_marks: float
+    oracle_marks: float
+    evidence: float
+    invalid: int
+    missed: list[str] = field(default_factory=list)  # evidence signals the oracle did not surface
+    reasons: list[str] = field(default_factory=list)  # why the oracle's mitigation failed, if it did
+    random_marks: float | None = None
+    random_success: bool = False
+
+    @property
+    def problems(self) -> list[str]:
+        out = []
+        if self.page_s is None:
+            out.append(f"{self.alert} never fired within {self.max_onset_s:.0f}s (no symptoms)")
+        if self.oracle_marks < self.min_marks:
+            why = "; ".join(self.reasons[:2])
+            out.append(f"oracle scored {self.oracle_marks} (needs {self.min_marks:g})" + (f": {why}" if why else ""))
+        if self.invalid:
+            out.append(f"the oracle made {self.invalid} invalid action(s) (a signal's tool or arguments are wrong)")
+        if self.evidence < 1.0:
+            out.append(f"the oracle's reads surfaced evidence {self.evidence:.2f} < 1.0; missed "
+                       + ", ".join(self.missed[:3]))
+        if self.random_success:
+            out.append(f"the random agent solved it (marks {self.random_marks})")
+        return out
+
+
+def check_seed(spec: TaskSpec, seed: int, min_marks: float | None = None, random_agent: bool = False) -> SeedCheck:
+    """Play one seed: does the page fire on its own, and does the oracle solve the task cleanly (marks
+    at least ``min_marks``, default :func:`min_marks_for`; no invalid action; every evidence signal
+    surfaced)? With ``random_agent``, also play the random agent (it must not succeed)."""
     import srezero
     from srezero.agents import registry
     from srezero.agents.runner import run_episode
@@ -93,12 +143,23 @@ def viable(spec: TaskSpec, seed: int) -> tuple[bool, str]:
     from srezero.sim.world import World
 
     w = World.build(spec, seed)
-    limit = w.env.now + spec.budget.max_onset_s
+    start = w.env.now
+    limit = start + spec.budget.max_onset_s
     while w.env.now < limit and not w.alerts.is_firing(spec.alert.name):
         w.advance(TICK_S)
-    if not w.alerts.is_firing(spec.alert.name):
-        return False, f"{spec.alert.name} never fired within {spec.budget.max_onset_s:.0f}s (no symptoms)"
+    onset = min((f.at for f in spec.faults), default=0.0)
+    page_s = w.env.now - start - onset if w.alerts.is_firing(spec.alert.name) else None
     r = run_episode(srezero.make(spec, seed), registry.create("oracle"), seed)["result"]
-    if r["marks"] < 95:
-        return False, f"oracle scored {r['marks']}: {'; '.join(r['mitigation']['reasons'][:2])}"
-    return True, "ok"
+    out = SeedCheck(seed, page_s, spec.budget.max_onset_s, spec.alert.name,
+                    min_marks_for(spec) if min_marks is None else min_marks, r["marks"], r["evidence"]["coverage"],
+                    r["invalid_actions"], list(r["evidence"]["missed"]), list(r["mitigation"]["reasons"]))
+    if random_agent:
+        rr = run_episode(srezero.make(spec, seed), registry.create("random"), seed)["result"]
+        out.random_marks, out.random_success = rr["marks"], bool(rr["success"])
+    return out
+
+
+def viable(spec: TaskSpec, seed: int, min_marks: float | None = None) -> tuple[bool, str]:
+    """Does the paging alert fire on its own, and does the oracle solve it cleanly (see :func:`check_seed`)?"""
+    problems = check_seed(spec, seed, min_marks).problems
+    return not problems, "; ".join(problems) or "ok"
