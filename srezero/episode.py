@@ -149,7 +149,7 @@ class Episode:
         self.result = None
         self.trajectory = []
         self.faults: list[Fault] = w.faults
-        self.truth: list[RootCause] = [f.root_cause(w) for f in self.faults]
+        self.truth: list[RootCause] = [f.truth(w) for f in self.faults]
         for rc, f in zip(self.truth, self.faults):
             rc.visible = f.spec.visible
         self._accepted = [naming.accepted_names(w, rc) for rc in self.truth]

@@ -28,3 +28,15 @@ def test_readme_links_exist() -> None:
     text = (ROOT / "README.md").read_text()
     for link in re.findall(r"\]\(((?:docs|plots)/[^)#]+)\)", text):
         assert (ROOT / link).exists(), link
+
+
+def test_one_guide_to_adding_a_primitive() -> None:
+    """extending.md holds the guide (with the regeneration step); the generated faults.md links to it."""
+    from srezero.commands.faults import REGENERATE
+
+    guide = (ROOT / "docs" / "extending.md").read_text()
+    section = guide[guide.index("## Add a fault primitive"):guide.index("## Add a noise primitive")]
+    for needed in (REGENERATE, "oracle_reads", "oracle_fix", '{"tool":', "w.rng_world", "detail_tokens",
+                   "target_arg", "hint"):
+        assert needed in section, needed
+    assert "](extending.md#add-a-fault-primitive)" in (ROOT / "docs" / "faults.md").read_text()

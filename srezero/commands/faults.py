@@ -152,13 +152,9 @@ def render_markdown(classes: list[type[Fault]]) -> str:
         out += _primitive(cls)
     out += _noise()
     out += ["## Adding a primitive", "",
-            "One class with `@register` in a module that `srezero/faults/catalog.py` imports. Fill `FaultMeta` "
-            "completely (layer, a category from the taxonomy, targets, parameters with ranges, signals that a "
-            "read really surfaces, remedies with their envelopes, wrong-fix effects, and `example`, "
-            "`example_params`, `alert`, `restart_heals` for the per-primitive tests); implement `inject` (change "
-            "the model, never write symptoms), `evolve` (dynamics), `neutralised` (is the cause gone, from true "
-            "state), `why_active`, `root_cause`, `signals`, `oracle_reads`, `oracle_fix` and "
-            "`envelope_violations`. A metastable primitive also defines `relapse_probe(w, delay)`, which "
-            "replays its trigger during verification. Then regenerate this page:", "",
+            "How to write one (templates, the model surface a fault may touch, the return formats of "
+            "`oracle_reads` and `oracle_fix`, how signals and `detail_tokens` are matched, the checklist) is in "
+            "[extending.md](extending.md#add-a-fault-primitive). This page is generated from the metadata; after "
+            "adding or changing a primitive, regenerate it:", "",
             f"    {REGENERATE}", ""]
     return "\n".join(out)

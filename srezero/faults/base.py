@@ -99,8 +99,8 @@ class RootCause:
     detail: str  # human description of the concrete detail
     detail_tokens: tuple[str, ...]  # any of these in a submitted detail counts as "detail right"
     aliases: tuple[str, ...] = ()  # coarser names accepted for the entity
-    fault: str = ""
-    layer: str = ""
+    fault: str = ""  # the primitive's name; filled from meta when left empty (Fault.truth)
+    layer: str = ""  # the primitive's layer; filled from meta when left empty
     visible: bool = True  # False for a silent concurrent fault
 
 
@@ -257,7 +257,17 @@ class Fault:
 
     # -- ground truth and oracle knowledge -------------------------------------------------------
     def root_cause(self, w: World) -> RootCause:
+        """The ground truth for this seed: ``RootCause(entity, category, detail, detail_tokens)``.
+        ``fault`` and ``layer`` may be left out: :meth:`truth` fills them from ``meta``."""
         raise NotImplementedError
+
+    def truth(self, w: World) -> RootCause:
+        """:meth:`root_cause` with ``fault`` and ``layer`` filled from ``meta`` when it left them empty
+        (the detail check reads the primitive's metadata through ``fault``; the debrief shows the layer)."""
+        rc = self.root_cause(w)
+        rc.fault = rc.fault or self.meta.name
+        rc.layer = rc.layer or self.meta.layer
+        return rc
 
     def oracle_reads(self, w: World) -> list[dict[str, Any]]:
         """Read actions that surface this fault's evidence (used only by the oracle agent), as
