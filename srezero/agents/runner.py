@@ -5,6 +5,9 @@ record's ``status`` says what went wrong (``provider_error``, ``agent_error``, `
 ``error`` carries the exception's type and message (no traceback: paths are machine-specific and
 records must be byte-reproducible). Without it, exceptions propagate, which is what a developer
 debugging an agent wants.
+
+An agent may have ``step_info() -> dict``: its keys are added to the trajectory entry of the action
+it just took (the LLM agents add ``model_reply``, the raw reply behind the action).
 """
 
 from __future__ import annotations
@@ -17,6 +20,17 @@ from srezero.episode import Episode
 
 def _describe(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {exc}"[:2000]
+
+
+def _annotate(env: Episode, agent: Any) -> None:
+    """Add the agent's ``step_info()`` (an LLM's raw reply) to the step's trajectory entry; the
+    environment's own keys win. Agents without ``step_info`` leave the trajectory as it was."""
+    fn = getattr(agent, "step_info", None)
+    extra = fn() if callable(fn) else None
+    if extra and env.trajectory:
+        entry = env.trajectory[-1]
+        for key, value in extra.items():
+            entry.setdefault(key, value)
 
 
 def run_episode(env: Episode, agent: Any, seed: int, max_steps: int | None = None,
@@ -36,6 +50,8 @@ def run_episode(env: Episode, agent: Any, seed: int, max_steps: int | None = Non
             action = agent.act(obs)
             stage = "env"
             obs, _reward, terminated, truncated, info = env.step(action)
+            stage = "agent"
+            _annotate(env, agent)
             if terminated or truncated:
                 break
         else:  # the harness's step cap (--max-steps) came first: the episode is truncated and scored

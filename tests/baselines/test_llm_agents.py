@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import json
 import socket
+import threading
 
 import orjson
 import pytest
 
 import srezero
+from baselines import llm
 from srezero.agents import registry
 from srezero.agents.protocol import ProviderError
 from srezero.agents.runner import run_episode
@@ -19,9 +21,19 @@ DIAGNOSIS = json.dumps({"root_causes": [{"entity": "worker.env.DATABASE_URL", "c
                                          "detail": "DATABASE_URL is empty"}]})
 
 
-def play(name: str, fake, episode_seed: int = 1, **options) -> dict:
-    agent = registry.create(name, model="test-model", base_url=fake.base_url, **{**FAST, **options})
+def play(name: str, fake, episode_seed: int = 1, model_name: str = "test-model", **options) -> dict:
+    agent = registry.create(name, model=model_name, base_url=fake.base_url, **{**FAST, **options})
     return run_episode(srezero.make("inc-001", episode_seed), agent, episode_seed, catch=True)
+
+
+def completion_bytes(model: str, content: str | None = None, calls: list[tuple[str, str]] | None = None) -> bytes:
+    message: dict = {"role": "assistant", "content": content}
+    if calls:
+        message["tool_calls"] = [{"id": f"call_{i}", "type": "function", "function": {"name": n, "arguments": a}}
+                                 for i, (n, a) in enumerate(calls)]
+    return json.dumps({"id": "chatcmpl-raw", "object": "chat.completion", "created": 0, "model": model,
+                       "choices": [{"index": 0, "message": message, "finish_reason": "stop"}],
+                       "usage": {"prompt_tokens": 100, "completion_tokens": 10, "total_tokens": 110}}).encode()
 
 
 def test_react_tool_calls_malformed_calls_and_usage(fake_openai, tmp_path):
@@ -140,3 +152,164 @@ def test_sweep_with_llm_agent_keeps_going_and_separates_provider_errors(fake_ope
 def test_llm_agents_need_a_model():
     with pytest.raises(ValueError, match="model"):
         registry.create("llm-react")
+
+
+# ---------------------------------------------------------------------------- raw endpoint behaviour
+class RawEndpoint:
+    """An endpoint that answers with scripted raw bodies (what FakeOpenAI cannot send: non-JSON, wrong
+    shapes, a dropped connection) and keeps each request's headers and body. When the script runs out
+    it answers a valid completion with a resolve call."""
+
+    def __init__(self, script: list[tuple[int, bytes]]) -> None:
+        from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+        self.script = list(script)
+        self.requests: list[tuple[dict, dict]] = []
+        raw = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def log_message(self, *args) -> None:
+                pass
+
+            def do_POST(self) -> None:
+                body = json.loads(self.rfile.read(int(self.headers.get("Content-Length", 0))) or b"{}")
+                raw.requests.append(({k.lower(): v for k, v in self.headers.items()}, body))
+                if raw.script:
+                    status, data = raw.script.pop(0)
+                else:
+                    status, data = 200, completion_bytes(body.get("model", "m"), "ACTION: resolve()",
+                                                         [("resolve", "{}")] if body.get("tools") else None)
+                self.send_response(status)
+                self.send_header("Content-Type", "application/json")
+                length = len(data) if data != b"DROP" else 1000  # DROP: promise a body, then hang up
+                self.send_header("Content-Length", str(length))
+                self.end_headers()
+                if data != b"DROP":
+                    self.wfile.write(data)
+                else:
+                    self.wfile.write(b'{"id": "x", "choi')
+                    self.wfile.flush()
+                    self.close_connection = True
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.server.daemon_threads = True
+        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+
+    @property
+    def base_url(self) -> str:
+        return f"http://127.0.0.1:{self.server.server_address[1]}/v1"
+
+    def __enter__(self) -> RawEndpoint:
+        pytest.importorskip("openai")
+        self.thread.start()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+
+
+BROKEN_RESPONSES = {
+    "not json": b"this is not json",
+    "a JSON list": b"[]",
+    "a JSON string": b'"hello"',
+    "no choices": b'{"id": "x", "object": "chat.completion", "created": 0, "model": "m", "choices": []}',
+    "null choices": b'{"id": "x", "choices": null}',
+    "a choice without a message": b'{"id": "x", "choices": [{"index": 0, "message": null}]}',
+    "tool_calls not a list": b'{"choices": [{"message": {"role": "assistant", "tool_calls": "get_alerts()"}}]}',
+}
+
+
+@pytest.mark.parametrize("name", ["llm-react", "llm-prompt"])
+@pytest.mark.parametrize("what", sorted(BROKEN_RESPONSES))
+def test_a_broken_response_is_a_provider_error_not_an_agent_error(name, what):
+    """A 200 whose body is not a chat completion is the endpoint's failure (it was an agent_error)."""
+    with RawEndpoint([(200, BROKEN_RESPONSES[what])]) as ep:
+        agent = registry.create(name, model="m", base_url=ep.base_url, max_retries=0, **FAST)
+        rec = run_episode(srezero.make("inc-001", 0), agent, 0, catch=True)
+    assert rec["status"] == "provider_error", rec["error"]
+    assert rec["error"].startswith("ProviderError: ")
+    assert rec["usage"]["provider_errors"] == 1 and rec["trajectory"] == []
+
+
+def test_a_dropped_connection_is_retried_then_a_provider_error():
+    with RawEndpoint([(200, b"DROP")] * 2) as ep:
+        agent = registry.create("llm-react", model="m", base_url=ep.base_url, max_retries=1, **FAST)
+        rec = run_episode(srezero.make("inc-001", 0), agent, 0, catch=True)
+    assert rec["status"] == "provider_error", rec["error"]
+    assert (rec["usage"]["provider_errors"], rec["usage"]["retries"]) == (2, 1)
+
+
+def test_odd_usage_and_tool_calls_are_read_not_fatal():
+    """Token counts that are not numbers count 0; a tool call without a function is the model's
+    malformed call (an invalid action), not a crash."""
+    odd = json.dumps({"choices": [{"message": {"role": "assistant", "content": None, "tool_calls": [
+        {"id": "a", "type": "function", "function": None}]}, "finish_reason": "tool_calls"}],
+        "usage": {"prompt_tokens": "many", "completion_tokens": None}}).encode()
+    with RawEndpoint([(200, odd)]) as ep:
+        agent = registry.create("llm-react", model="m", base_url=ep.base_url, max_retries=0, **FAST)
+        rec = run_episode(srezero.make("inc-001", 0), agent, 0, catch=True)
+    assert rec["status"] == "ok", rec["error"]
+    assert rec["result"]["invalid_actions"] == 1 and rec["usage"]["malformed"] == 1
+    assert rec["usage"]["prompt_tokens"] == 100  # only the second (valid) reply's count
+
+
+# ---------------------------------------------------------------------------- the model's raw replies
+def test_records_keep_the_model_reply_behind_each_action(fake_openai):
+    long = "x" * (llm.MAX_REPLY_CHARS + 50)
+    fake_openai.script = [
+        {"content": "The alerts come first.\nACTION: get_alerts()"},
+        {"content": "I am not sure."},
+        {"content": long + "\nACTION: resolve()"},
+    ]
+    rec = play("llm-prompt", fake_openai)
+    replies = [t["model_reply"] for t in rec["trajectory"]]
+    assert replies[0] == {"content": "The alerts come first.\nACTION: get_alerts()", "finish_reason": "stop"}
+    assert replies[1]["content"] == "I am not sure."  # the model failure, readable afterwards
+    assert len(replies[2]["content"]) < llm.MAX_REPLY_CHARS + 100 and "more characters" in replies[2]["content"]
+
+    fake_openai.script = [
+        {"content": "Checking alerts.", "tool_calls": [("get_alerts", "{}")]},
+        {"content": "Now I know.", "tool_calls": [("submit_diagnosis", DIAGNOSIS), ("resolve", "{}")]},
+    ]
+    rec = play("llm-react", fake_openai)
+    steps = rec["trajectory"]
+    assert steps[0]["model_reply"] == {"content": "Checking alerts.", "finish_reason": "tool_calls",
+                                       "tool_calls": [{"id": "call_0", "name": "get_alerts", "arguments": "{}"}]}
+    assert [c["name"] for c in steps[1]["model_reply"]["tool_calls"]] == ["submit_diagnosis", "resolve"]
+    assert "model_reply" not in steps[2]  # the reply's second call runs as the next step
+    assert steps[2]["tool"] == "resolve"
+
+
+def test_deterministic_agents_records_have_no_model_reply():
+    rec = run_episode(srezero.make("inc-001", 0), registry.create("runbook"), 0, catch=True)
+    assert all("model_reply" not in t for t in rec["trajectory"])
+
+
+# ---------------------------------------------------------------------------- reasoning models
+@pytest.mark.parametrize("model, expected", [
+    ("o1", True), ("o1-mini", True), ("o3", True), ("o3-mini-2025-01-31", True), ("o4-mini", True),
+    ("gpt-5", True), ("gpt-5-mini", True), ("openai/o3", True), ("gpt-4o", False), ("gpt-4o-mini", False),
+    ("gpt-4.1", False), ("olmo-2", False), ("gpt-50", False), ("qwen2.5", False), ("o", False),
+])
+def test_reasoning_models_by_name(model, expected):
+    assert llm.is_reasoning_model(model) is expected
+
+
+def test_reasoning_models_get_max_completion_tokens_and_no_temperature(fake_openai):
+    play("llm-react", fake_openai, model_name="o3-mini")
+    body = fake_openai.requests[0]
+    assert body["max_completion_tokens"] == llm.DEFAULT_MAX_TOKENS_REASONING
+    assert "max_tokens" not in body and "temperature" not in body
+    fake_openai.requests.clear()
+    play("llm-prompt", fake_openai, model_name="o3-mini", reasoning_model=False, temperature=0.5, max_tokens=77)
+    body = fake_openai.requests[0]
+    assert (body["max_tokens"], body["temperature"]) == (77, 0.5) and "max_completion_tokens" not in body
+    fake_openai.requests.clear()
+    play("llm-react", fake_openai, model_name="my-thinker", reasoning_model=True, max_tokens=500)
+    assert fake_openai.requests[0]["max_completion_tokens"] == 500 and "temperature" not in fake_openai.requests[0]
+    settings = registry.create("llm-react", model="my-thinker", reasoning_model=True).settings()
+    assert settings["reasoning_model"] is True and settings["temperature"] is None
+    with pytest.raises(ValueError, match="default temperature"):
+        registry.create("llm-react", model="o3", temperature=0.2)
+
