@@ -61,3 +61,55 @@ def test_faults_and_tools() -> None:
     assert len(orjson.loads(out.output)) >= 6
     out = CliRunner().invoke(cli, ["tools"])
     assert out.exit_code == 0 and "search_logs" in out.output
+
+
+def test_run_writes_the_sweeps_record(tmp_path) -> None:
+    """`run --out` writes the record the sweep writes for the same episode, byte for byte (it used to
+    lack schema, agent_name and task_hash)."""
+    import srezero
+    from srezero.sweep import records, runner
+
+    out = CliRunner().invoke(cli, ["run", "--task", "inc-002", "--agent", "runbook", "--seed", "1", "--quiet",
+                                   "--out", str(tmp_path / "r.json")])
+    assert out.exit_code == 0, out.output
+    spec = srezero.get_task("inc-002")
+    swept = runner.episode_record(spec, records.task_hash(spec), runner.agent_spec("runbook"), 1, None)
+    assert (tmp_path / "r.json").read_bytes() == records.dumps(swept)
+
+
+AGENT_THAT_FAILS = '''
+class Agent:
+    def reset(self, briefing, seed, tool_specs):
+        pass
+
+    def act(self, observation):
+        raise ZeroDivisionError("the agent divided by zero")
+'''
+
+
+def test_run_reports_a_failed_episode_in_one_line_and_exits_1(tmp_path, monkeypatch) -> None:
+    (tmp_path / "failing_agent_mod.py").write_text(AGENT_THAT_FAILS)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    args = ["run", "--task", "inc-001", "--agent", "failing_agent_mod:Agent", "--quiet"]
+    out = CliRunner().invoke(cli, [*args, "--out", str(tmp_path / "r.json")])
+    assert out.exit_code == 1 and "Traceback" not in out.output
+    assert out.output.strip() == ("Error: inc-001 seed=0 agent=failing_agent_mod.Agent: agent_error: ZeroDivisionError: "
+                                  f"the agent divided by zero (record written to {tmp_path / 'r.json'})")
+    assert orjson.loads((tmp_path / "r.json").read_bytes())["status"] == "agent_error"
+    out = CliRunner().invoke(cli, [*args, "--traceback"])
+    assert isinstance(out.exception, ZeroDivisionError)  # for debugging an agent: the exception itself
+
+
+def test_llm_agents_without_an_api_key_fail_before_any_episode(tmp_path, monkeypatch) -> None:
+    import pytest
+
+    pytest.importorskip("openai")
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    out = CliRunner().invoke(cli, ["run", "--task", "inc-001", "--agent", "llm-react", "--model", "gpt-4o-mini",
+                                   "--out", str(tmp_path / "r.json")])
+    assert out.exit_code == 1 and "OPENAI_API_KEY is not set" in out.output and "--api-key-env" in out.output
+    assert not (tmp_path / "r.json").exists()
+    out = CliRunner().invoke(cli, ["sweep", "--agents", "llm-react", "--model", "gpt-4o-mini", "--tasks", "inc-001",
+                                   "--seeds", "2", "--no-progress", "--out", str(tmp_path / "run")])
+    assert out.exit_code == 1 and "agent llm-react@gpt-4o-mini: the API key variable OPENAI_API_KEY" in out.output
+    assert not (tmp_path / "run").exists()  # it used to record every episode as an agent error, exit 0

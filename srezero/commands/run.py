@@ -1,4 +1,12 @@
-"""``srezero run``: one agent, one task, one seed; the transcript and the result."""
+"""``srezero run``: one agent, one task, one seed; the transcript and the result.
+
+The record is the one ``srezero sweep`` writes for the same episode (the same label, ``schema``,
+``agent_name`` and ``task_hash``; :func:`srezero.sweep.runner.episode_record` builds both), so a
+directory of ``run --out`` files can be given to ``srezero report``. An episode that fails (an LLM
+provider error, an agent or environment exception) is recorded with its status, written with
+``--out``, reported in one line, and the command exits with status 1; ``--traceback`` lets the
+exception propagate instead, for debugging an agent.
+"""
 
 from __future__ import annotations
 
@@ -6,6 +14,8 @@ import sys
 
 import click
 import orjson
+
+from srezero.commands.llm_options import llm_options
 
 
 @click.command("run")
@@ -15,43 +25,40 @@ import orjson
 @click.option("--json", "as_json", is_flag=True, help="print the whole record as JSON")
 @click.option("--quiet", is_flag=True, help="print only the result line")
 @click.option("--out", type=click.Path(dir_okay=False), help="also write the record to this file")
-@click.option("--model", help="model name, for LLM agents")
-@click.option("--base-url", help="OpenAI-compatible endpoint, for LLM agents")
+@llm_options
 @click.option("--replay", "replay_path", type=click.Path(exists=True),
               help="for the replay agent: a record file, an action file or a run directory (or SREZERO_REPLAY)")
+@click.option("--traceback", "show_traceback", is_flag=True,
+              help="let an agent's or the environment's exception propagate with its traceback (nothing is recorded then)")
 @click.option("--backend", type=click.Choice(["sim", "k8s"]), default="sim", show_default=True,
               help="sim: the simulator; k8s: a live Kubernetes namespace (docs/kubernetes.md)")
 @click.option("--namespace", help="k8s: the namespace to work in")
 @click.option("--kubeconfig", type=click.Path(dir_okay=False), help="k8s: kubeconfig file [default: in-cluster or ~/.kube/config]")
 @click.option("--prometheus-url", help="k8s: Prometheus base URL for query_metrics, get_alerts and the SLO check")
 @click.option("--promql", multiple=True, metavar="NAME=EXPR", help="k8s: add or override a metric's PromQL (repeatable)")
-def run_cmd(task_id: str | None, agent: str, seed: int, as_json: bool, quiet: bool, out: str | None, model: str | None,
-            base_url: str | None, replay_path: str | None, backend: str, namespace: str | None, kubeconfig: str | None,
-            prometheus_url: str | None, promql: tuple[str, ...]) -> None:
+def run_cmd(task_id: str | None, agent: str, seed: int, as_json: bool, quiet: bool, out: str | None, llm: dict,
+            replay_path: str | None, show_traceback: bool, backend: str, namespace: str | None,
+            kubeconfig: str | None, prometheus_url: str | None, promql: tuple[str, ...]) -> None:
     """Run one episode and print what happened."""
-    import srezero
-    from srezero.agents import registry
-    from srezero.agents.runner import run_episode
+    from srezero.commands.llm_options import preflight
+    from srezero.sweep.runner import agent_spec
 
-    if backend == "k8s":
-        env = _live_env(task_id, namespace, kubeconfig, prometheus_url, promql)
-    elif task_id is None:
+    if backend != "k8s" and task_id is None:
         raise click.UsageError("--task is required with the simulator backend")
-    else:
-        try:
-            env = srezero.make(task_id, seed)
-        except (KeyError, ValueError) as exc:
-            raise click.ClickException(str(exc).strip("'\"")) from None
-    kwargs = {k: v for k, v in (("model", model), ("base_url", base_url), ("path", replay_path)) if v}
-    try:
-        bot = registry.create(agent, **kwargs)
+    try:  # the agent is checked before anything runs: unknown name, bad options, no API key
+        spec_of_agent = agent_spec(agent, None, path=replay_path, **llm)
+        bot = spec_of_agent.create()
     except (ValueError, TypeError) as exc:
         raise click.ClickException(str(exc)) from None
-    if backend == "k8s" and getattr(bot, "wants_ground_truth", False):
-        raise click.ClickException(f"{agent} needs ground truth, which a live cluster does not have")
-    record = run_episode(env, bot, seed)
-    record["agent"] = agent
-    data = orjson.dumps(record, option=orjson.OPT_SORT_KEYS | orjson.OPT_INDENT_2)
+    preflight([spec_of_agent])
+    if backend == "k8s":
+        if getattr(bot, "wants_ground_truth", False):
+            raise click.ClickException(f"{agent} needs ground truth, which a live cluster does not have")
+        env = _live_env(task_id, namespace, kubeconfig, prometheus_url, promql)
+        record = _run_live(env, bot, seed, show_traceback)
+        record["agent"] = agent
+    else:
+        record = _run_sim(task_id, seed, spec_of_agent, show_traceback)
     if out:
         from pathlib import Path
 
@@ -59,16 +66,55 @@ def run_cmd(task_id: str | None, agent: str, seed: int, as_json: bool, quiet: bo
 
         write_atomic(Path(out), dumps(record))  # atomic, canonical sorted-key bytes
     if as_json:
-        sys.stdout.write(data.decode() + "\n")
-        return
-    r = record["result"]
-    if backend == "k8s":
+        sys.stdout.write(orjson.dumps(record, option=orjson.OPT_SORT_KEYS | orjson.OPT_INDENT_2).decode() + "\n")
+    elif backend == "k8s":
         _print_live(record, quiet)
-        return
+    else:
+        _print_sim(record, quiet)
+    if record.get("status", "ok") != "ok":
+        error = " ".join(str(record.get("error") or "").split())
+        where = f" (record written to {out})" if out else ""
+        raise click.ClickException(f"{record['task_id']} seed={seed} agent={record['agent']}: "
+                                   f"{record['status']}: {error[:500]}{where}")
+
+
+def _run_sim(task_id: str, seed: int, agent, show_traceback: bool) -> dict:
+    """The sweep's record of this episode (failures become its status), or, with --traceback, run it
+    with exceptions propagating."""
+    from srezero.sweep import records as rec
+    from srezero.sweep.runner import episode_record
+    from srezero.task.loader import TaskFileError, get_task
+
+    try:
+        spec = get_task(task_id)
+    except (KeyError, ValueError, TaskFileError, OSError) as exc:
+        raise click.ClickException(str(exc).strip("'\"")) from None
+    if show_traceback:
+        from srezero.agents.runner import run_episode
+        from srezero.episode import Episode
+
+        record = run_episode(Episode(spec, seed), agent.create(), seed)
+        # the fields episode_record adds (it runs with failures caught, so it cannot be used here)
+        record.update({"schema": rec.SCHEMA, "agent": agent.label, "agent_name": agent.name,
+                       "task_hash": rec.task_hash(spec)})
+        return record
+    return episode_record(spec, rec.task_hash(spec), agent, seed, None)
+
+
+def _run_live(env, bot, seed: int, show_traceback: bool) -> dict:
+    from srezero.agents.runner import run_episode
+
+    return run_episode(env, bot, seed, catch=not show_traceback)
+
+
+def _print_sim(record: dict, quiet: bool) -> None:
     if not quiet:
         _print_steps(record)
-    click.secho(f"{task_id} seed={seed} agent={agent}: marks {r['marks']:.1f}  success={r['success']}  "
-                f"diagnosis={r['diagnosis']['score']:.2f}  mitigated={r['mitigated']}  "
+    r = record["result"]
+    if r is None:
+        return
+    click.secho(f"{record['task_id']} seed={record['seed']} agent={record['agent']}: marks {r['marks']:.1f}  "
+                f"success={r['success']}  diagnosis={r['diagnosis']['score']:.2f}  mitigated={r['mitigated']}  "
                 f"evidence={r['evidence_coverage']:.2f}  steps={r['steps']}  invalid={r['invalid_actions']}  "
                 f"wrong_fixes={r['wrong_fixes']}", bold=True)
     for reason in r["mitigation"]["reasons"]:
@@ -81,6 +127,10 @@ def _args(args: dict) -> str:
 
 def _print_steps(record: dict) -> None:
     for t in record["trajectory"]:
+        reply = ((t.get("model_reply") or {}).get("content") or "").strip()
+        if reply:  # an LLM's words behind the action
+            reply = reply if len(reply) < 600 else reply[:600] + " ..."
+            click.secho("  model: " + reply.replace("\n", "\n         "), dim=True)
         call = f"{t['tool']}({_args(t['args'])})" if t["tool"] and t["ok"] else str(t["action"])[:200]
         click.secho(f"[{t['step']:>2} +{t['sim_time_s']:>6.0f}s] > {call}",
                     fg="cyan" if t["ok"] else "red")

@@ -9,6 +9,8 @@ import os
 
 import click
 
+from srezero.commands.llm_options import llm_options
+
 #: Agents shown apart from the baselines: they read the ground truth.
 UPPER_BOUND = ("oracle",)
 
@@ -59,12 +61,7 @@ def _seeds(seeds: str, start: int) -> list[int]:
 @click.option("--retry-errors", is_flag=True, help="rerun episodes recorded with a provider/agent/env error")
 @click.option("--summary-only", is_flag=True, help="only recompute the summary and CSVs from the records in --out")
 @click.option("--max-steps", type=click.IntRange(min=1), help="cap on agent steps per episode [default: the task's budget]")
-@click.option("--model", help="model name, for LLM agents")
-@click.option("--base-url", help="OpenAI-compatible endpoint, for LLM agents (API key from OPENAI_API_KEY)")
-@click.option("--temperature", type=float, help="sampling temperature, for LLM agents")
-@click.option("--llm-seed", type=int, help="fixed sampling seed for LLM agents [default: the episode seed]")
-@click.option("--price-table", type=click.Path(dir_okay=False, exists=True),
-              help="JSON or TOML price table for LLM cost (docs/baselines.md)")
+@llm_options
 @click.option("--replay", "replay_path", type=click.Path(exists=True),
               help="for the replay agent: a record file, an action file or a run directory (or SREZERO_REPLAY)")
 @click.option("--progress/--no-progress", default=True, show_default=True, help="progress bar on stderr")
@@ -72,9 +69,7 @@ def _seeds(seeds: str, start: int) -> list[int]:
 def sweep_cmd(seeds: str, seed_start: int, agent_names: tuple[str, ...], labels: tuple[str, ...],
               task_ids: tuple[str, ...], split: str | None, difficulty: str | None, workers: int | None,
               executor: str, ray_address: str | None, out: str, retry_errors: bool, summary_only: bool,
-              max_steps: int | None, model: str | None, base_url: str | None, temperature: float | None,
-              llm_seed: int | None, price_table: str | None, replay_path: str | None, progress: bool,
-              markdown: bool) -> None:
+              max_steps: int | None, llm: dict, replay_path: str | None, progress: bool, markdown: bool) -> None:
     """Run tasks x agents x seeds in parallel, resumably, into a run directory."""
     from srezero.sweep import runner
 
@@ -85,8 +80,7 @@ def sweep_cmd(seeds: str, seed_start: int, agent_names: tuple[str, ...], labels:
         (_print_markdown if markdown else _print_table)(summary)
         return
     specs = _select_tasks(_split(task_ids), split, difficulty)
-    agents = _select_agents(_split(agent_names), list(labels), model=model, base_url=base_url,
-                            temperature=temperature, seed=llm_seed, price_table=price_table, path=replay_path)
+    agents = _select_agents(_split(agent_names), list(labels), path=replay_path, **llm)
     seed_list = _seeds(seeds, seed_start)
     n_workers = workers if workers is not None else (os.cpu_count() or 1)
     try:
@@ -121,6 +115,7 @@ def _select_tasks(ids: list[str], split: str | None, difficulty: str | None) -> 
 
 def _select_agents(names: list[str], labels: list[str], **options) -> list:
     from srezero.agents.registry import DEFAULT_SWEEP
+    from srezero.commands.llm_options import preflight
     from srezero.sweep.runner import agent_spec
 
     names = names or list(DEFAULT_SWEEP)
@@ -136,6 +131,7 @@ def _select_agents(names: list[str], labels: list[str], **options) -> list:
     dup = sorted({x for x in seen if seen.count(x) > 1})
     if dup:
         raise click.ClickException(f"agent label(s) used twice: {', '.join(dup)}; give --label per agent")
+    preflight(agents)  # an LLM agent without its API key fails here, before any episode runs
     return agents
 
 

@@ -313,3 +313,121 @@ def test_reasoning_models_get_max_completion_tokens_and_no_temperature(fake_open
     with pytest.raises(ValueError, match="default temperature"):
         registry.create("llm-react", model="o3", temperature=0.2)
 
+
+# ---------------------------------------------------------------------------- the command line
+def cli_run(*args: str):
+    from click.testing import CliRunner
+
+    from srezero.cli import cli
+
+    return CliRunner().invoke(cli, list(args))
+
+
+@pytest.mark.parametrize("script", [[{"status": 401}], [{"status": 500}] * 5])
+def test_run_reports_a_provider_failure_in_one_line_and_keeps_the_record(fake_openai, tmp_path, monkeypatch, script):
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    fake_openai.script = list(script)
+    out = tmp_path / "rec.json"
+    res = cli_run("run", "--task", "inc-001", "--agent", "llm-react", "--model", "test-model", "--quiet",
+                  "--base-url", fake_openai.base_url, "--out", str(out))
+    assert res.exit_code == 1, res.output
+    assert "Traceback" not in res.output and isinstance(res.exception, SystemExit)  # click's exit, not a crash
+    lines = res.output.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("Error: inc-001 seed=0 agent=llm-react@test-model: provider_error: ")
+    assert f"record written to {out}" in lines[0]
+    rec = orjson.loads(out.read_bytes())
+    assert rec["status"] == "provider_error" and rec["result"] is None and "HTTP " in rec["error"]
+
+
+def test_run_records_are_sweep_records_and_can_be_reported_together(fake_openai, tmp_path, monkeypatch):
+    """Same label (llm-react@<model>), schema, agent_name and task_hash as the sweep's record, so
+    `srezero report` reads a directory of run --out files with two models (it used to refuse)."""
+    from srezero.report.load import load_run
+    from srezero.sweep import records
+
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    loose = tmp_path / "loose"
+    for model in ("model-a", "model-b"):
+        res = cli_run("run", "--task", "inc-001", "--agent", "llm-react", "--model", model, "--quiet",
+                      "--base-url", fake_openai.base_url, "--out", str(loose / f"{model}.json"))
+        assert res.exit_code == 0, res.output
+    rec = orjson.loads((loose / "model-a.json").read_bytes())
+    agent = runner.agent_spec("llm-react", model="model-a", base_url=fake_openai.base_url)
+    spec = srezero.get_task("inc-001")
+    swept = orjson.loads(records.dumps(runner.episode_record(spec, records.task_hash(spec), agent, 0, None)))
+    for r in (rec, swept):
+        r["usage"].pop("latency_s")
+    assert rec == swept
+    assert (rec["agent"], rec["agent_name"], rec["schema"]) == ("llm-react@model-a", "llm-react", records.SCHEMA)
+    assert load_run(loose).agents == ["llm-react@model-a", "llm-react@model-b"]
+
+
+def test_run_takes_the_sweeps_llm_options(fake_openai, tmp_path, monkeypatch):
+    from srezero.commands.llm_options import PARAMS
+    from srezero.commands.run import run_cmd
+    from srezero.commands.sweep import sweep_cmd
+
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    llm_params = {p for p, _ in PARAMS}
+    for cmd in (run_cmd, sweep_cmd):
+        assert llm_params <= {p.name for p in cmd.params}, cmd.name
+    prices = tmp_path / "prices.json"
+    prices.write_bytes(orjson.dumps({"test-model": {"prompt": 1.0, "completion": 2.0}}))
+    res = cli_run("run", "--task", "inc-001", "--agent", "llm-prompt", "--model", "test-model", "--json",
+                  "--base-url", fake_openai.base_url, "--temperature", "0.4", "--llm-seed", "9", "--max-tokens", "99",
+                  "--price-table", str(prices))
+    assert res.exit_code == 0, res.output
+    body = fake_openai.requests[0]
+    assert (body["temperature"], body["seed"], body["max_tokens"]) == (0.4, 9, 99)
+    assert orjson.loads(res.stdout)["usage"]["cost_usd"] == pytest.approx((100 * 1.0 + 10 * 2.0) / 1e6)
+    fake_openai.requests.clear()
+    res = cli_run("run", "--task", "inc-001", "--agent", "llm-react", "--model", "o4-mini", "--quiet",
+                  "--base-url", fake_openai.base_url)
+    assert res.exit_code == 0, res.output
+    assert "max_completion_tokens" in fake_openai.requests[0] and "temperature" not in fake_openai.requests[0]
+    res = cli_run("run", "--task", "inc-001", "--agent", "llm-react", "--model", "o4-mini", "--quiet",
+                  "--base-url", fake_openai.base_url, "--temperature", "0.3")
+    assert res.exit_code != 0 and "--no-reasoning-model" in res.output
+
+
+# ---------------------------------------------------------------------------- the API key
+def test_the_openai_key_is_not_sent_to_another_endpoint_unless_named(tmp_path, monkeypatch):
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-real-openai-key")
+    monkeypatch.setenv("MY_ENDPOINT_KEY", "sk-for-my-endpoint")
+    with RawEndpoint([]) as ep:
+        base = ["run", "--task", "inc-001", "--agent", "llm-react", "--model", "m", "--quiet", "--base-url", ep.base_url]
+        assert cli_run(*base).exit_code == 0
+        assert cli_run(*base, "--api-key-env", "MY_ENDPOINT_KEY").exit_code == 0
+        assert cli_run(*base, "--api-key-env", "OPENAI_API_KEY").exit_code == 0  # sent when asked to
+    auth = [headers.get("authorization") for headers, _ in ep.requests]
+    assert auth == ["Bearer EMPTY", "Bearer sk-for-my-endpoint", "Bearer sk-real-openai-key"]
+
+
+def test_a_missing_key_fails_before_any_episode(tmp_path, monkeypatch):
+    monkeypatch.delenv("NO_SUCH_KEY_VAR", raising=False)
+    with RawEndpoint([]) as ep:
+        res = cli_run("run", "--task", "inc-001", "--agent", "llm-react", "--model", "m", "--base-url", ep.base_url,
+                      "--api-key-env", "NO_SUCH_KEY_VAR", "--out", str(tmp_path / "rec.json"))
+        assert res.exit_code == 1 and "NO_SUCH_KEY_VAR is not set" in res.output, res.output
+        assert "Traceback" not in res.output and not (tmp_path / "rec.json").exists()
+        res = cli_run("sweep", "--agents", "llm-react,llm-prompt", "--model", "m", "--base-url", ep.base_url,
+                      "--api-key-env", "NO_SUCH_KEY_VAR", "--tasks", "inc-001", "--seeds", "2", "--workers", "1",
+                      "--no-progress", "--out", str(tmp_path / "run"))
+        assert res.exit_code == 1 and "agent llm-react@m: " in res.output and "NO_SUCH_KEY_VAR" in res.output
+        assert not (tmp_path / "run").exists()  # no episode recorded as an agent error
+    assert ep.requests == []
+
+
+def test_the_manifest_records_the_key_variable_never_the_key(tmp_path, monkeypatch):
+    monkeypatch.setenv("MY_ENDPOINT_KEY", "sk-secret-value")
+    with RawEndpoint([]) as ep:
+        res = cli_run("sweep", "--agents", "llm-react", "--model", "m", "--base-url", ep.base_url,
+                      "--api-key-env", "MY_ENDPOINT_KEY", "--tasks", "inc-001", "--seeds", "1", "--workers", "1",
+                      "--no-progress", "--out", str(tmp_path / "run"))
+        assert res.exit_code == 0, res.output
+    assert ep.requests[0][0]["authorization"] == "Bearer sk-secret-value"
+    manifest = orjson.loads((tmp_path / "run" / "manifest.json").read_bytes())
+    agent = manifest["agents"]["llm-react@m"]
+    assert agent["settings"]["api_key_env"] == agent["options"]["api_key_env"] == "MY_ENDPOINT_KEY"
+    for path in (tmp_path / "run").rglob("*"):
+        assert path.is_dir() or b"sk-secret-value" not in path.read_bytes(), path
