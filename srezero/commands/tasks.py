@@ -115,6 +115,10 @@ def show_cmd(task_id: str, spoilers: bool, seed: int, dirs: tuple[str, ...], as_
     click.echo(f"noise extras: {extra or 'none'}; "
                f"distractors: {', '.join(f'{k} x{n}' for k, n in spec.distractors.items()) or 'none'}")
     click.echo(spec.description.strip())
+    if spec.split != "generated":
+        from srezero.task.suite import difficulty_line
+
+        click.echo(f"difficulty {difficulty_line(spec)}")
     if spec.rationale:
         click.echo(f"why {spec.difficulty}: {spec.rationale}")
     for f in spec.faults:
@@ -149,22 +153,29 @@ def _truth(spec, seed: int) -> tuple[list[dict], list[str]]:
 @task_group.command("validate")
 @click.argument("paths", nargs=-1, required=True, type=click.Path(exists=True))
 @click.option("--quiet", is_flag=True, help="print only problems and the summary")
-def validate_cmd(paths: tuple[str, ...], quiet: bool) -> None:
-    """Validate task files or directories; every error names the file, the field and the problem."""
+@TASKS_DIR
+def validate_cmd(paths: tuple[str, ...], quiet: bool, dirs: tuple[str, ...]) -> None:
+    """Validate task files or directories; every error names the file, the field and the problem.
+
+    Also checks that no id is already taken in the task lookup (bundled tasks, SREZERO_TASKS_PATH,
+    --tasks-dir), and prints each valid task's difficulty points and the range its difficulty allows."""
+    from srezero.task.suite import difficulty_line
     from srezero.task.validate import validate_paths
 
-    results, cross = validate_paths(list(paths))
+    results, cross = validate_paths(list(paths), tuple(dirs))
     bad = 0
-    for f, _spec, problems in results:
+    for f, spec, problems in results:
         if problems:
             bad += 1
             for p in problems:
                 click.echo(str(p), err=True)
         elif not quiet:
             click.echo(f"ok    {f}")
+            if spec is not None and spec.split != "generated":
+                click.echo(f"      {difficulty_line(spec)}")
     for p in cross:
         click.echo(str(p), err=True)
-    click.echo(f"{len(results) - bad} valid, {bad} invalid" + (f", {len(cross)} duplicate id(s)" if cross else ""))
+    click.echo(f"{len(results) - bad} valid, {bad} invalid" + (f", {len(cross)} other problem(s)" if cross else ""))
     if bad or cross:
         sys.exit(1)
 

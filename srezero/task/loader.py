@@ -91,6 +91,11 @@ _TYPE_HINTS = {
 }
 
 
+#: What an inline table looks like, for a field given a plain value (``params = 0.2``).
+_TABLE_EXAMPLES = {"params": "params = { loss = 0.15 }", "extra": "extra = { false_alarm_blip = 1 }",
+                   "distractors": "distractors = { benign_deploy = 1 }"}
+
+
 def _fields_at(loc: tuple[Any, ...]) -> list[str]:
     """The field names a TaskSpec accepts at ``loc`` (for "did you mean" hints)."""
     model: Any = TaskSpec
@@ -135,6 +140,9 @@ def parse_data(data: dict, path: str | Path = "<data>") -> TaskSpec:
                 msg = f"{text} ({_TYPE_HINTS[err['type']]}; got {err.get('input')!r})"
             elif err["type"] == "missing":
                 msg = "required field is missing"
+            elif err["type"] == "dict_type":
+                example = _TABLE_EXAMPLES.get(str(loc[-1]) if loc else "", "name = { key = value }")
+                msg = f"must be a table: write an inline table, e.g. {example} (got {err.get('input')!r})"
             elif err["type"] in ("tuple_type", "list_type") and loc[:1] == ("faults",):
                 msg = "faults must be an array of tables: write each fault under its own [[faults]] header"
             elif err["type"] in ("tuple_type", "list_type"):

@@ -33,6 +33,10 @@ MAX_REPLICAS = {**MIN_REPLICAS, "web_server": 8, "worker": 8}
 #: Where a primitive's layer puts the root cause (application-level layers use the target's service).
 LAYER_ROOT = {"database": "database", "cache": "cache", "queue": "message_queue", "load_balancer": "load_balancer",
               "kernel": "kernel", "disk": "disk", "hardware": "hardware"}
+#: Distractors that put a plausible suspect in the change history; a task tagged ``misleading`` needs one.
+RED_HERRINGS = ("benign_config_change", "benign_deploy")
+#: Alert fields only a custom rule (one with ``metric``) reads; a built-in rule has its own.
+CUSTOM_RULE_FIELDS = ("entity", "op", "threshold", "for_s", "severity", "summary")
 _SELECTOR = re.compile(r"^(?:(?P<fn>node|disk|root_disk)\((?P<inner>[^)]*)\)|(?P<svc>[a-z_]+)"
                        r"(?:\.(?P<role>[a-z_]+)|\[(?P<idx>[0-9]+|\*)\])?)$")
 
@@ -182,16 +186,18 @@ class BudgetSpec(_Model):
 
 
 class AlertSpec(_Model):
-    """The paging alert. Without ``metric`` it names one of the built-in rules (HighErrorRate...)."""
+    """The paging alert. Without ``metric`` it names one of the built-in rules (HighErrorRate...), which
+    bring their own entity, condition, severity and summary; the other fields are for a custom rule
+    and are an error on a built-in one. A custom rule needs ``metric`` and ``threshold``."""
 
     name: str = Field("HighErrorRate", description="built-in rule name, or the name of the custom rule below")
     entity: str = Field("load_balancer", description="custom rule: service whose metric is watched")
     metric: str | None = Field(None, description="custom rule: metric name (see `get_topology`); unset = built-in")
-    op: Literal[">", "<", ">=", "<="] = ">"
-    threshold: StrictFloat = 0.0
+    op: Literal[">", "<", ">=", "<="] = Field(">", description="custom rule: comparison with the threshold")
+    threshold: StrictFloat = Field(0.0, description="custom rule (required there): the value that trips it")
     for_s: StrictFloat = Field(60.0, ge=0.0, description="custom rule: how long the condition must hold")
-    severity: Literal["critical", "warning"] = "critical"
-    summary: str = Field("", description="custom rule: summary text, may use {value}")
+    severity: Literal["critical", "warning"] = Field("critical", description="custom rule: severity shown on the page")
+    summary: str = Field("", description="custom rule: summary text, may use {value} (default: '<metric> <value>')")
 
     @model_validator(mode="after")
     def _check_rule(self) -> AlertSpec:
@@ -203,13 +209,34 @@ class AlertSpec(_Model):
             if self.name not in names:
                 raise ValueError(f"@name: unknown alert {self.name!r}; built-in rules: {', '.join(names)} "
                                  "(or give metric, op, threshold for a custom rule)")
+            ignored = [f for f in CUSTOM_RULE_FIELDS if f in self.model_fields_set]
+            if ignored:
+                raise ValueError("\n".join(
+                    f"@{f}: only a custom rule (one with metric) uses {f}; the built-in rule {self.name} has its "
+                    "own (see docs/writing-tasks.md), so remove it or add metric for a custom rule" for f in ignored))
             return self
+        problems = []
         if self.entity not in SERVICES:
-            raise ValueError(f"@entity: custom alert entity {self.entity!r} must be a service: {', '.join(SERVICES)}")
-        known = metrics.metric_names(self.entity)
-        if self.metric not in known:
-            raise ValueError(f"@metric: {self.entity} has no metric {self.metric!r}; metrics: {', '.join(known)}")
+            problems.append(f"@entity: custom alert entity {self.entity!r} must be a service: {', '.join(SERVICES)}")
+        else:
+            known = metrics.metric_names(self.entity)
+            if self.metric not in known:
+                problems.append(f"@metric: {self.entity} has no metric {self.metric!r}; metrics: {', '.join(known)}")
+        if "threshold" not in self.model_fields_set:
+            problems.append("@threshold: a custom rule needs a threshold (the value of the metric that trips it)")
+        if problems:
+            raise ValueError("\n".join(problems))
         return self
+
+    @property
+    def paged_entity(self) -> str:
+        """What the page points at: the custom rule's entity, or the built-in rule's (``*node``: a node,
+        ``*service``: whichever service trips it)."""
+        if self.metric is not None:
+            return self.entity
+        from srezero.telemetry.alerts import DEFAULT_RULES
+
+        return next(r.entity for r in DEFAULT_RULES if r.name == self.name)
 
 
 class SLOSpec(_Model):
@@ -250,9 +277,11 @@ class TaskSpec(_Model):
     @field_validator("tags")
     @classmethod
     def _tags(cls, v: tuple[str, ...]) -> tuple[str, ...]:
-        for tag in v:
-            if not re.fullmatch(r"[a-z0-9][a-z0-9_-]*", tag):
-                raise ValueError(f"tag {tag!r} must be lowercase letters, digits, '-' or '_'")
+        bad = [tag for tag in v if not re.fullmatch(r"[a-z0-9][a-z0-9_-]*", tag)]
+        if bad:
+            fixed = [re.sub(r"[^a-z0-9_-]+", "-", tag.lower()).strip("-_") or "tag" for tag in bad]
+            raise ValueError(f"{'tag' if len(bad) == 1 else 'tags'} {', '.join(map(repr, bad))} must be lowercase "
+                             f"letters, digits, '-' or '_' (e.g. {', '.join(map(repr, fixed))})")
         return v
 
     @field_validator("distractors")
@@ -281,6 +310,9 @@ class TaskSpec(_Model):
             problem = selector_problem(f.target, counts)
             if problem:
                 raise ValueError(f"@faults[{i}].target: {problem}")
+        if "misleading" in self.tags and not any(self.distractors.get(n, 0) for n in RED_HERRINGS):
+            raise ValueError("@tags: a task tagged misleading needs a red herring in [distractors]: "
+                             f"{' or '.join(f'{n} = 1' for n in RED_HERRINGS)} (docs/writing-tasks.md)")
         return self
 
     @property

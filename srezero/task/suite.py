@@ -9,7 +9,8 @@ Complexity points (the difficulty gradient; docs/writing-tasks.md explains them 
 * each red-herring distractor item +1 (at most +2);
 * ``misleading`` tag +1 (the loudest symptom is not where the cause is);
 * ``metastable`` tag +2, a concurrent silent fault +2;
-* a node-level root (kernel, disk, hardware: cross-layer reasoning) +1.
+* a node-level root: a visible fault whose primitive's *layer* is kernel, disk or hardware, whatever
+  its target (``cpu_throttling`` on ``web_server`` counts: its layer is kernel) +1.
 
 Easy tasks score at most 2, hard tasks at least 4, medium tasks 1 to 5.
 """
@@ -18,11 +19,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from srezero.task.spec import TaskSpec
+from srezero.task.spec import RED_HERRINGS, TaskSpec
 
 FIVE_SERVICES = ("load_balancer", "web_server", "cache", "database", "message_queue")
 NODE_LEVEL = ("kernel", "disk", "hardware")
-RED_HERRINGS = ("benign_config_change", "benign_deploy")
 BOUNDS = {"easy": (0, 2), "medium": (1, 5), "hard": (4, 99)}
 #: Minimum counts the curated suite must reach (issue 5).
 MINIMUMS = {"tasks": 30, "per_service": 3, "node_level": 6, "metastable": 2, "concurrent": 2, "misleading": 5,
@@ -39,22 +39,50 @@ def is_concurrent(spec: TaskSpec) -> bool:
 
 
 def is_misleading(spec: TaskSpec) -> bool:
-    """Tagged, with red herrings in the change history, and the cause not where the page points."""
-    herrings = any(spec.distractors.get(n, 0) or spec.noise.extra.get(n, 0) for n in RED_HERRINGS)
-    return "misleading" in spec.tags and herrings and spec.alert.entity not in visible_roots(spec)
+    """Tagged, with a red herring among the distractors, and the cause not where the page points: the
+    paging rule's entity (``load_balancer`` for HighErrorRate, ``database`` for DatabaseLatencyHigh, a
+    node for the node rules) is not a visible root."""
+    herrings = any(spec.distractors.get(n, 0) for n in RED_HERRINGS)
+    paged = spec.alert.paged_entity
+    pointed = NODE_LEVEL if paged == "*node" else (paged,)
+    return "misleading" in spec.tags and herrings and not any(r in pointed for r in visible_roots(spec))
 
 
 def is_control(spec: TaskSpec) -> bool:
     return spec.ground_truth.no_fault and spec.noise.extra.get("false_alarm_blip", 0) > 0
 
 
+def complexity_terms(spec: TaskSpec) -> list[tuple[str, int]]:
+    """The complexity points, term by term (only the terms that score)."""
+    terms = [(f"noise {spec.noise.profile}", {"quiet": 0, "default": 1, "noisy": 2}[spec.noise.profile]),
+             ("distractors", min(2, sum(spec.distractors.values()))),
+             ("misleading", int("misleading" in spec.tags)),
+             ("metastable", 2 * ("metastable" in spec.tags)),
+             ("silent concurrent fault", 2 * is_concurrent(spec))]
+    node = [r for r in visible_roots(spec) if r in NODE_LEVEL]
+    terms.append((f"node-level root ({', '.join(node)})", int(bool(node))))
+    return [(name, n) for name, n in terms if n]
+
+
 def complexity(spec: TaskSpec) -> int:
-    points = {"quiet": 0, "default": 1, "noisy": 2}[spec.noise.profile]
-    points += min(2, sum(spec.distractors.values()))
-    points += "misleading" in spec.tags
-    points += 2 * ("metastable" in spec.tags) + 2 * is_concurrent(spec)
-    points += any(r in NODE_LEVEL for r in visible_roots(spec))
-    return points
+    return sum(n for _, n in complexity_terms(spec))
+
+
+def difficulty_line(spec: TaskSpec) -> str:
+    """E.g. ``medium: 5 complexity points (noise default +1, ...); medium allows 1-5``."""
+    lo, hi = BOUNDS[spec.difficulty]
+    terms = ", ".join(f"{name} +{n}" for name, n in complexity_terms(spec)) or "none"
+    allowed = f"{lo} or more" if hi >= 99 else f"{lo}-{hi}"
+    return f"{spec.difficulty}: {complexity(spec)} complexity point(s) ({terms}); {spec.difficulty} allows {allowed}"
+
+
+def difficulty_problem(spec: TaskSpec) -> str | None:
+    """Why the declared difficulty does not fit the complexity points (None when it does)."""
+    lo, hi = BOUNDS[spec.difficulty]
+    if lo <= complexity(spec) <= hi:
+        return None
+    fits = [d for d, (a, b) in BOUNDS.items() if a <= complexity(spec) <= b]
+    return f"{difficulty_line(spec)}; it fits {' or '.join(fits)}"
 
 
 def coverage(specs: list[TaskSpec]) -> dict[str, Any]:

@@ -56,11 +56,17 @@ def _culprit(spec: TaskSpec, seed: int) -> str:
 
 
 def validate_file(path: str | Path) -> tuple[TaskSpec | None, list[Problem]]:
+    from srezero.task.suite import difficulty_problem
+
     try:
         spec = load_file(path)
     except TaskFileError as exc:
         return None, [Problem(exc.path, f, m) for f, m in exc.problems]
-    return spec, smoke(spec, str(path))
+    problems = []
+    why = difficulty_problem(spec) if spec.split != "generated" else None  # variants derive theirs otherwise
+    if why:
+        problems.append(Problem(str(path), "difficulty", why))
+    return spec, problems + smoke(spec, str(path))
 
 
 def task_files(paths: list[str | Path]) -> list[Path]:
@@ -71,18 +77,45 @@ def task_files(paths: list[str | Path]) -> list[Path]:
     return files
 
 
-def validate_paths(paths: list[str | Path]) -> tuple[list[tuple[Path, TaskSpec | None, list[Problem]]], list[Problem]]:
-    """Validate files and directories. Returns per-file results and cross-file problems (duplicate ids)."""
+def lookup_ids(extra: tuple[str, ...] = ()) -> tuple[dict[str, list[Path]], list[Problem]]:
+    """Every task id the lookup sees (bundled, ``SREZERO_TASKS_PATH``, ``extra``) with its files, and the
+    problems finding them (a missing directory or package)."""
+    from srezero.task.loader import task_dirs
+
+    try:
+        dirs = task_dirs(extra)
+    except TaskFileError as exc:
+        return {}, [Problem(exc.path, f, m) for f, m in exc.problems]
+    ids: dict[str, list[Path]] = {}
+    for d in dict.fromkeys(d.resolve() for d in dirs if d.is_dir()):
+        for p in sorted(d.glob("*.toml")):
+            if not p.stem.startswith("_"):
+                ids.setdefault(p.stem, []).append(p.resolve())
+    return ids, []
+
+
+def validate_paths(paths: list[str | Path], extra: tuple[str, ...] = ()
+                   ) -> tuple[list[tuple[Path, TaskSpec | None, list[Problem]]], list[Problem]]:
+    """Validate files and directories. Returns per-file results and cross-file problems: duplicate ids
+    among the files, and ids already taken in the task lookup (bundled tasks, ``SREZERO_TASKS_PATH``
+    and the ``extra`` directories), which would make every lookup fail once both are on the path."""
     results = []
     seen: dict[str, Path] = {}
-    cross: list[Problem] = []
+    taken, cross = lookup_ids(extra)
     for f in task_files(paths):
         spec, problems = validate_file(f)
         results.append((f, spec, problems))
-        if spec is not None and not f.stem.startswith("_"):
+        if spec is None:
+            continue
+        if not f.stem.startswith("_"):
             if spec.id in seen:
                 cross.append(Problem(str(f), "id", f"duplicate task id {spec.id!r}, also in {seen[spec.id]}"))
             seen.setdefault(spec.id, f)
+        other = [p for p in taken.get(spec.id, []) if p != f.resolve()]
+        if other:
+            cross.append(Problem(str(f), "id", f"task id {spec.id!r} is already taken by {other[0]}; the bundled "
+                                 "tasks, SREZERO_TASKS_PATH and --tasks-dir share one lookup, where a duplicate id "
+                                 "makes every lookup fail: choose another id"))
     return results, cross
 
 

@@ -8,6 +8,8 @@ import pytest
 
 from srezero.task.validate import validate_paths
 
+ROOT = Path(__file__).resolve().parents[2]
+
 GOOD = """
 id = "{id}"
 title = "A broken task"
@@ -71,6 +73,20 @@ CASES = [
     ("alias-hint", "", "onset = 60", "", "faults[0].onset", "did you mean at?"),
     ("config-key", "", "", "[[faults]]\nprimitive = 'bad_config'\ntarget = 'cache'\n"
      "params = { key = 'no_such_key', value = 1 }", "faults[1].params.key", "has no config key 'no_such_key'; its keys: "),
+    ("params-scalar", "", "", "[[faults]]\nprimitive = 'nic_packet_loss'\ntarget = 'node(web_server[*])'\nparams = 0.2",
+     "faults[1].params", "write an inline table, e.g. params = { loss = 0.15 } (got 0.2)"),
+    ("tags-all-reported", "tags = ['Kernel', 'web server', 'ok']", "", "", "tags",
+     "tags 'Kernel', 'web server' must be lowercase letters, digits, '-' or '_' (e.g. 'kernel', 'web-server')"),
+    ("builtin-alert-threshold", "", "", "[alert]\nname = 'HighErrorRate'\nthreshold = 0.1", "alert.threshold",
+     "only a custom rule (one with metric) uses threshold"),
+    ("builtin-alert-entity", "", "", "[alert]\nname = 'DatabaseLatencyHigh'\nentity = 'cache'", "alert.entity",
+     "only a custom rule (one with metric) uses entity"),
+    ("custom-alert-no-threshold", "", "", "[alert]\nname = 'Checkout'\nmetric = 'error_rate'", "alert.threshold",
+     "a custom rule needs a threshold"),
+    ("misleading-no-herring", "tags = ['misleading']", "", "[noise]\nextra = { benign_deploy = 1 }", "tags",
+     "a task tagged misleading needs a red herring in [distractors]"),
+    ("difficulty-range", "", "", "[noise]\nprofile = 'noisy'\n[distractors]\nbenign_deploy = 2", "difficulty",
+     "easy: 4 complexity point(s) (noise noisy +2, distractors +2); easy allows 0-2; it fits medium or hard"),
 ]
 
 
@@ -93,7 +109,7 @@ def test_broken_file_names_file_field_and_problem(tmp_path: Path, case: str, top
     path = _write(tmp_path, case, top, fault, rest)
     (result,), _cross = validate_paths([path])
     _, spec, problems = result
-    assert spec is None or case == "config-key"
+    assert spec is None or case in ("config-key", "difficulty-range")
     lines = [str(p) for p in problems]
     assert any(line.startswith(f"{path}: {field}: ") and problem in line for line in lines), lines
 
@@ -125,3 +141,61 @@ def test_every_problem_is_reported_not_just_the_first(tmp_path: Path) -> None:
     (result,), _ = validate_paths([path])
     fields = {p.field for p in result[2]}
     assert {"colour", "faults[1].params.read_error_rate", "faults[1].params.growth", "budget.steps"} <= fields
+
+
+def test_an_id_taken_by_a_bundled_task_is_reported(tmp_path: Path) -> None:
+    """A private inc-001 validated on its own used to pass; on the task path it broke every lookup."""
+    path = tmp_path / "inc-001.toml"
+    path.write_text(GOOD.format(id="inc-001", top="", fault="", rest=""))
+    (result,), cross = validate_paths([path])
+    assert result[2] == []
+    assert [(p.field, p.message.split(";")[0]) for p in cross] == [
+        ("id", f"task id 'inc-001' is already taken by {ROOT / 'tasks' / 'inc-001.toml'}")]
+    # the bundled directory itself, and a file validated through its own --tasks-dir, are no clash
+    assert validate_paths([ROOT / "tasks" / "inc-001.toml"])[1] == []
+    other = tmp_path / "mine.toml"
+    other.write_text(GOOD.format(id="mine", top="", fault="", rest=""))
+    assert validate_paths([other], (str(tmp_path),))[1] == [p for p in cross if p.path == str(other)]
+
+
+def test_an_id_taken_in_a_tasks_dir_is_reported(tmp_path: Path) -> None:
+    theirs, mine = tmp_path / "theirs", tmp_path / "mine"
+    theirs.mkdir()
+    mine.mkdir()
+    for d in (theirs, mine):
+        (d / "class-1.toml").write_text(GOOD.format(id="class-1", top="", fault="", rest=""))
+    assert validate_paths([mine])[1] == []
+    (problem,) = validate_paths([mine], (str(theirs),))[1]
+    assert problem.field == "id" and str(theirs / "class-1.toml") in problem.message
+
+
+def test_the_page_entity_decides_whether_a_task_is_misleading() -> None:
+    """The rule's entity, not the custom-rule default (load_balancer): a database fault paged by
+    DatabaseLatencyHigh points straight at its cause."""
+    from srezero.task.loader import parse_text
+    from srezero.task.suite import is_misleading
+
+    def spec(alert: str, primitive: str = "lock_contention", target: str = "database") -> bool:
+        text = GOOD.format(id="mm", top="tags = ['misleading']", fault="", rest=f"[distractors]\nbenign_deploy = 1\n"
+                           f"[alert]\nname = '{alert}'").replace('"bad_config"', f'"{primitive}"')
+        text = text.replace('target = "load_balancer"', f'target = "{target}"').replace(
+            'params = { key = "health_check_path", value = "/status" }', "")
+        return is_misleading(parse_text(text))
+
+    assert not spec("DatabaseLatencyHigh")
+    assert spec("HighErrorRate")
+    assert not spec("NodeCPUHigh", "thermal_throttling", "node(web_server[*])")
+    assert spec("HighErrorRate", "thermal_throttling", "node(web_server[*])")
+
+
+def test_validate_and_show_print_the_difficulty_points(tmp_path: Path) -> None:
+    from click.testing import CliRunner
+
+    from srezero.cli import cli
+
+    res = CliRunner().invoke(cli, ["task", "validate", str(ROOT / "tasks" / "inc-013.toml")])
+    assert res.exit_code == 0 and "medium: 4 complexity point(s) (noise default +1, distractors +1, misleading +1, " \
+        "node-level root (kernel) +1); medium allows 1-5" in res.output
+    res = CliRunner().invoke(cli, ["task", "show", "inc-013", "--spoilers"])
+    assert "difficulty medium: 4 complexity point(s)" in res.output
+    assert "complexity" not in CliRunner().invoke(cli, ["task", "show", "inc-013"]).output
