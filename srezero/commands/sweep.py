@@ -49,7 +49,7 @@ def _seeds(seeds: str, start: int) -> list[int]:
 @click.option("--seed-start", default=0, show_default=True, help="first seed when --seeds is a count")
 @click.option("--agents", "agent_names", multiple=True,
               help="comma-separated agent names or package.module:Class [default: the deterministic baselines]")
-@click.option("--label", "labels", multiple=True, help="label per --agents entry (directory name in the run)")
+@click.option("--label", "labels", multiple=True, help="label per --agents entry, in order (comma-separated or repeated; directory name in the run)")
 @click.option("--tasks", "task_ids", multiple=True, help="comma-separated task ids or .toml paths [default: all curated]")
 @click.option("--split", type=click.Choice(["dev", "test", "private"]), help="only tasks of this split")
 @click.option("--difficulty", type=click.Choice(["easy", "medium", "hard"]), help="only tasks of this difficulty")
@@ -58,6 +58,8 @@ def _seeds(seeds: str, start: int) -> list[int]:
 @click.option("--ray-address", help="Ray cluster address for --executor ray (default: start a local Ray)")
 @click.option("--out", default="runs/sweep", show_default=True, type=click.Path(file_okay=False),
               help="run directory (created; a rerun resumes it)")
+@click.option("--allow-mixed", is_flag=True,
+              help="extend a run recorded by a different simulator/scoring build (refused by default)")
 @click.option("--retry-errors", is_flag=True, help="rerun episodes recorded with a provider/agent/env error")
 @click.option("--summary-only", is_flag=True, help="only recompute the summary and CSVs from the records in --out")
 @click.option("--max-steps", type=click.IntRange(min=1), help="cap on agent steps per episode [default: the task's budget]")
@@ -68,7 +70,7 @@ def _seeds(seeds: str, start: int) -> list[int]:
 @click.option("--markdown", is_flag=True, help="print the summary as Markdown tables (for docs/baselines.md)")
 def sweep_cmd(seeds: str, seed_start: int, agent_names: tuple[str, ...], labels: tuple[str, ...],
               task_ids: tuple[str, ...], split: str | None, difficulty: str | None, workers: int | None,
-              executor: str, ray_address: str | None, out: str, retry_errors: bool, summary_only: bool,
+              executor: str, ray_address: str | None, out: str, allow_mixed: bool, retry_errors: bool, summary_only: bool,
               max_steps: int | None, llm: dict, replay_path: str | None, progress: bool, markdown: bool) -> None:
     """Run tasks x agents x seeds in parallel, resumably, into a run directory."""
     from srezero.sweep import runner
@@ -76,22 +78,35 @@ def sweep_cmd(seeds: str, seed_start: int, agent_names: tuple[str, ...], labels:
     if summary_only:
         if not os.path.isdir(os.path.join(out, "episodes")):
             raise click.ClickException(f"{out}: no episodes/ directory to summarise")
-        summary = runner.summarise_dir(out)
+        try:
+            summary = runner.summarise_dir(out)
+        except ValueError as exc:  # an unreadable record, named
+            raise click.ClickException(str(exc)) from None
         (_print_markdown if markdown else _print_table)(summary)
         return
     specs = _select_tasks(_split(task_ids), split, difficulty)
-    agents = _select_agents(_split(agent_names), list(labels), path=replay_path, **llm)
+    agents = _select_agents(_split(agent_names), _split(labels), path=replay_path, **llm)
     seed_list = _seeds(seeds, seed_start)
     n_workers = workers if workers is not None else (os.cpu_count() or 1)
     try:
         result = runner.sweep(out, agents, specs, seed_list, workers=n_workers, executor=executor,
                               ray_address=ray_address, retry_errors=retry_errors, max_steps=max_steps,
-                              progress=progress)
+                              progress=progress, allow_mixed=allow_mixed)
     except ValueError as exc:
         raise click.ClickException(str(exc)) from None
+    except KeyboardInterrupt:
+        from srezero.sweep.records import record_paths
+
+        click.echo(f"\ninterrupted: {sum(1 for _ in record_paths(out))} episode(s) recorded in {out}; "
+                   "rerun the same command to resume", err=True)
+        raise SystemExit(130) from None
     click.echo(f"{result.total} episode(s): ran {result.ran}, already recorded {result.skipped}; "
                f"run directory {result.out}", err=True)
     (_print_markdown if markdown else _print_table)(result.summary)
+    if result.errors:  # a script sees the failure in the exit status
+        raise click.ClickException(f"{result.errors} of the {result.ran} episode(s) run ended in a provider, agent "
+                                   "or environment error (see each record's status and error); rerun with "
+                                   "--retry-errors to run them again")
 
 
 def _select_tasks(ids: list[str], split: str | None, difficulty: str | None) -> dict:
@@ -120,7 +135,8 @@ def _select_agents(names: list[str], labels: list[str], **options) -> list:
 
     names = names or list(DEFAULT_SWEEP)
     if labels and len(labels) != len(names):
-        raise click.ClickException(f"--label given {len(labels)} time(s) for {len(names)} agent(s)")
+        raise click.ClickException(f"--label gives {len(labels)} label(s) for {len(names)} agent(s); give one per "
+                                   "agent, in order (comma-separated or repeated)")
     if any(n.startswith("llm-") for n in names) and not options.get("model"):
         raise click.ClickException("LLM agents need --model (and --base-url for a non-OpenAI endpoint)")
     try:

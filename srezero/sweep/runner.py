@@ -66,6 +66,12 @@ class SweepResult:
     skipped: int
     rows: list[dict[str, Any]] = field(default_factory=list)
     summary: dict[str, Any] = field(default_factory=dict)
+    errors: int = 0  # episodes run by this invocation that ended in a provider, agent or environment error
+
+
+#: A sweep stops after this many provider errors in a row: the endpoint is down or the key is wrong, and
+#: every further episode would only wait out its retries to record the same failure.
+MAX_PROVIDER_ERRORS = 10
 
 
 def agent_spec(name: str, label: str | None = None, **options: Any) -> AgentSpec:
@@ -213,7 +219,8 @@ def _ray(batches: list[Batch], workers: int, address: str | None) -> Iterator[li
 def sweep(out: str | Path, agents: list[AgentSpec], specs: dict[str, Any], seeds: list[int], workers: int = 1,
           executor: str = "process", ray_address: str | None = None, retry_errors: bool = False,
           max_steps: int | None = None, progress: bool | None = None,
-          on_batch: Callable[[int], None] | None = None, allow_mixed: bool = False) -> SweepResult:
+          on_batch: Callable[[int], None] | None = None, allow_mixed: bool = False,
+          max_provider_errors: int | None = MAX_PROVIDER_ERRORS) -> SweepResult:
     """Run every pending (agent, task, seed) into ``out``, then write the summary. Resumable."""
     from srezero.sweep import stats
 
@@ -232,12 +239,20 @@ def sweep(out: str | Path, agents: list[AgentSpec], specs: dict[str, Any], seeds
     batches = make_batches(pending, specs, by_label, workers, None if ray_mode else str(out), max_steps,
                            None if ray_mode else os.getpid())  # Ray workers are not our children
     bar = Progress(total, initial=len(done), enabled=progress)
+    streak = errors = 0
     try:
         for results in execute(batches, workers, executor, ray_address):
             for row, data in results:
                 if data is not None:
                     rec.write_atomic(rec.record_path(out, row["agent"], row["task"], row["seed"]), data)
                 rows.append(row)
+                errors += row["status"] != "ok"
+                streak = streak + 1 if row["status"] == "provider_error" else 0
+                if max_provider_errors and streak >= max_provider_errors:
+                    raise ValueError(f"stopped after {streak} provider errors in a row (the last: {row['agent']} on "
+                                     f"{row['task']} seed {row['seed']}); the endpoint looks down or the key is "
+                                     "wrong. Fix it and rerun the same command with --retry-errors: what was "
+                                     "recorded is kept")
             bar.update(len(results))
             if on_batch is not None:
                 on_batch(len(results))
@@ -248,7 +263,7 @@ def sweep(out: str | Path, agents: list[AgentSpec], specs: dict[str, Any], seeds
     planned = {rec.record_path(out, a, t, s) for a, t, s in pending} | set(done)
     others = [rec.row_of(r) for r in _load(p for p in rec.record_paths(out) if p not in planned)]
     summary = write_summary(out, rows + others, stats)
-    return SweepResult(out, total, len(pending), len(done), rows, summary)
+    return SweepResult(out, total, len(pending), len(done), rows, summary, errors)
 
 
 def _load(paths: Iterable[Path]) -> Iterator[dict[str, Any]]:

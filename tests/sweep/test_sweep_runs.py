@@ -11,8 +11,10 @@ from pathlib import Path
 
 import orjson
 import pytest
+from click.testing import CliRunner
 
 import srezero
+from srezero.cli import cli
 from srezero.sweep import records, runner
 
 HERE = Path(__file__).resolve().parent
@@ -150,6 +152,21 @@ def test_a_run_recorded_by_another_build_is_not_extended_silently(tmp_path):
     builds = records.load_manifest(tmp_path)["builds"]
     assert [b["engine"] for b in builds] == ["sha256:0000000000000000", records.engine_hash()]
     assert records.record_path(tmp_path, "random", "inc-001", 1).exists()
+
+
+def test_a_down_endpoint_stops_the_sweep_and_failures_fail_the_command(tmp_path, monkeypatch):
+    """Ten provider errors in a row stop the sweep (the rest would only wait out retries), keeping what was
+    recorded; a command whose episodes failed exits non-zero after printing the table."""
+    monkeypatch.syspath_prepend(str(HERE))
+    down = runner.agent_spec("slow_agent:DownProvider", label="down")
+    with pytest.raises(ValueError, match=r"stopped after 3 provider errors in a row .*--retry-errors"):
+        runner.sweep(tmp_path / "a", [down], specs(TASKS), [0, 1, 2], progress=False, max_provider_errors=3)
+    assert len(list(records.record_paths(tmp_path / "a"))) == 3
+    res = runner.sweep(tmp_path / "b", [down], specs(("inc-001",)), [0, 1], progress=False)
+    assert res.errors == 2 and res.ran == 2
+    out = CliRunner().invoke(cli, ["sweep", "--agents", "slow_agent:DownProvider", "--tasks", "inc-001", "--seeds", "1",
+                                   "--out", str(tmp_path / "c"), "--no-progress", "--workers", "1"])
+    assert out.exit_code == 1 and "1 of the 1 episode(s) run ended in a provider" in out.output, out.output
 
 
 def test_records_are_canonical_and_ground_truth_stays_in_the_result(tmp_path):

@@ -158,6 +158,7 @@ def test_sweep_command_runs_resumes_and_summarises(tmp_path):
     (["--seeds", "0"], "no seeds to run"),
     (["--seeds", "3-1"], "is empty"),
     (["--agents", "random,random"], "used twice"),
+    (["--agents", "random,oracle", "--label", "a"], "gives 1 label(s) for 2 agent(s)"),
     (["--difficulty", "hard", "--split", "private"], "no task matches"),
 ])
 def test_sweep_command_rejects_bad_input(tmp_path, args, message):
@@ -187,3 +188,24 @@ def test_a_worker_whose_sweep_process_died_stops_instead_of_racing_a_rerun():
     assert len(runner.run_batch(runner.Batch(**job, owner=os.getpid()))) == 1  # in process: runs
     assert len(runner.run_batch(runner.Batch(**job, owner=os.getppid()))) == 1  # a live parent: runs
     assert runner.run_batch(runner.Batch(**job, owner=-1)) == []  # the sweep process is gone: stops
+
+
+def test_an_unreadable_record_is_named_with_the_way_out(tmp_path):
+    from srezero.sweep import runner
+
+    runner.sweep(tmp_path, [runner.agent_spec("random")], {"inc-001": srezero.get_task("inc-001")}, [0, 1],
+                 progress=False)
+    p = records.record_path(tmp_path, "random", "inc-001", 1)
+    p.write_bytes(p.read_bytes()[:100])
+    for args in (["--summary-only"], ["--tasks", "inc-001", "--agents", "random", "--seeds", "2", "--no-progress"]):
+        out = CliRunner().invoke(cli, ["sweep", "--out", str(tmp_path), *args])
+        assert out.exit_code == 1 and str(p) in out.output and "delete it and rerun" in out.output, out.output
+        assert "Traceback" not in out.output
+
+
+def test_labels_may_be_comma_separated_like_agents(tmp_path):
+    out = CliRunner().invoke(cli, ["sweep", "--agents", "random,oracle", "--label", "floor,ceiling", "--tasks", "inc-001",
+                                   "--seeds", "1", "--out", str(tmp_path), "--no-progress"])
+    assert out.exit_code == 0, out.output
+    assert records.record_path(tmp_path, "floor", "inc-001", 0).is_file()
+    assert records.record_path(tmp_path, "ceiling", "inc-001", 0).is_file()
