@@ -72,6 +72,10 @@ def cli() -> None:
 
 def main() -> None:
     try:
-        cli(standalone_mode=True)
+        cli(standalone_mode=True, prog_name="srezero")
     except KeyboardInterrupt:
         sys.exit(130)
+
+
+if __name__ == "__main__":  # python -m srezero.cli (python -m srezero goes through srezero/__main__.py)
+    main()

@@ -16,8 +16,9 @@ import orjson
 @click.option("--sample", "sample_seed", type=int, help="with --count: a seeded random sample instead of a spread")
 @click.option("--primitive", "primitives", multiple=True, help="only variants of this fault primitive (repeatable)")
 @click.option("--json", "as_json", is_flag=True, help="one JSON object per variant (spoilers: names the fault)")
-@click.option("--check", "check_seeds", type=int, default=0, show_default=True,
-              help="run the viability check (page fires on its own, oracle >= 95) on seeds 0..N-1")
+@click.option("--check", "check_seeds", type=click.IntRange(min=0), default=0, show_default=True,
+              help="check every chosen variant on seeds 0..N-1: the page fires on its own and the oracle scores "
+                   ">= 95 with no invalid action and every evidence signal surfaced")
 def generate_cmd(out_dir: str | None, n: int | None, sample_seed: int | None, primitives: tuple[str, ...],
                  as_json: bool, check_seeds: int) -> None:
     """Enumerate generated variants; ids start with gen: and work wherever a task id does.
@@ -71,6 +72,9 @@ def generate_cmd(out_dir: str | None, n: int | None, sample_seed: int | None, pr
                 click.echo(f"not viable: {row['id']} ({row['primitive']} on {row['target']}) {problem}", err=True)
     if out_dir:
         click.echo(f"wrote {len(chosen)} task file(s) to {out_dir}", err=as_json)
+    if check_seeds:
+        seeds = "seed 0" if check_seeds == 1 else f"seeds 0-{check_seeds - 1}"
+        click.echo(f"{len(rows) - bad}/{len(rows)} viable on {seeds}", err=as_json)
     if bad:
         click.echo(f"{bad} of {len(rows)} variant(s) not viable", err=True)
         sys.exit(1)

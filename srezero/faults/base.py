@@ -351,6 +351,10 @@ class FaultInfo:
     remedies: list[dict[str, str]] = field(default_factory=list)
     wrong_fix_effects: str = ""
     silent: bool = False
+    example: str = ""  # a target selector that works, with example_params and the alert it pages with
+    example_params: dict[str, Any] = field(default_factory=dict)
+    alert: str = ""
+    restart_heals: bool = False
 
 
 def info(cls: type[Fault]) -> FaultInfo:
@@ -362,7 +366,8 @@ def info(cls: type[Fault]) -> FaultInfo:
         signals=[{"tool": s.tool, "on": s.on, "args": dict(s.args), "pattern": s.pattern, "description": s.description}
                  for s in m.signals],
         remedies=[{"tool": r.tool, "description": r.description} for r in m.remedies],
-        wrong_fix_effects=m.wrong_fix_effects, silent=m.silent,
+        wrong_fix_effects=m.wrong_fix_effects, silent=m.silent, example=m.example,
+        example_params=dict(m.example_params), alert=m.alert, restart_heals=m.restart_heals,
     )
 
 

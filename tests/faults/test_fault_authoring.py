@@ -33,3 +33,17 @@ def test_declared_values_are_kept() -> None:
     rc.fault, rc.layer = "custom", "disk"
     f.root_cause = lambda w: rc
     assert (f.truth(env.world).fault, f.truth(env.world).layer) == ("custom", "disk")
+
+
+def test_faults_json_has_the_working_example() -> None:
+    import orjson
+    from click.testing import CliRunner
+
+    from srezero.cli import cli
+
+    rows = {r["name"]: r for r in orjson.loads(CliRunner().invoke(cli, ["faults", "--json"]).output)}
+    assert set(rows) == set(load_all())
+    for name, cls in load_all().items():
+        m = cls.meta
+        assert (rows[name]["example"], rows[name]["example_params"], rows[name]["alert"], rows[name]["restart_heals"]) \
+            == (m.example, dict(m.example_params), m.alert, m.restart_heals)

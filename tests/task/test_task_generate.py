@@ -131,3 +131,13 @@ def test_generate_cli_summary_and_filters() -> None:
     assert {orjson.loads(line)["primitive"] for line in out.output.splitlines()} == {"crash_loop"}
     out = CliRunner().invoke(cli, ["generate", "--primitive", "nope"])
     assert out.exit_code != 0 and "unknown fault primitive" in out.output
+
+
+def test_check_prints_a_viability_summary() -> None:
+    """Without --json, a passing --check used to print only the count table."""
+    res = CliRunner().invoke(cli, ["generate", "--primitive", "bad_timeout", "--count", "3", "--check", "2"])
+    assert res.exit_code == 0, res.output
+    assert res.output.splitlines()[-1] == "3/3 viable on seeds 0-1"
+    res = CliRunner().invoke(cli, ["generate", "--primitive", "bad_timeout", "--count", "1", "--check", "1", "--json"])
+    assert [orjson.loads(line)["viable"] for line in res.stdout.splitlines()] == [True]
+    assert "1/1 viable on seed 0" in res.stderr
