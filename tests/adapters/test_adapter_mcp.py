@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import sys
 from pathlib import Path
 from typing import Any
@@ -97,11 +98,20 @@ def test_malformed_calls_are_mcp_errors_counted_like_the_core(oracle) -> None:
     assert server.env.result == core.result
 
 
+#: The checkout these tests belong to: the server subprocess must import it, not an installed srezero.
+ROOT = str(Path(__file__).resolve().parents[2])
+
+
 def test_stdio_subprocess_plays_the_oracle(oracle, tmp_path: Path) -> None:
     record = tmp_path / "stdio.json"
+    # Without env the mcp SDK passes the server only HOME, PATH, SHELL and TERM: PYTHONPATH is dropped
+    # and the subprocess would run whichever srezero is installed.
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(p for p in (ROOT, os.environ.get("PYTHONPATH")) if p)}
+    code = f"import srezero, sys; sys.exit(f'wrong srezero: {{srezero.__file__}}') if not srezero.__file__.startswith({ROOT!r}) " \
+           "else None; from srezero.cli import main; main()"
     params = StdioServerParameters(command=sys.executable,
-                                   args=["-c", "from srezero.cli import main; main()", "mcp", "--task", TASK,
-                                         "--seed", str(SEED), "--record", str(record)], cwd=str(tmp_path))
+                                   args=["-c", code, "mcp", "--task", TASK,
+                                         "--seed", str(SEED), "--record", str(record)], cwd=str(tmp_path), env=env)
     results = _list_and_play(params, oracle.actions)
     assert not any(r.is_error for r in results)
     saved = orjson.loads(record.read_bytes())
