@@ -140,3 +140,15 @@ def test_memoised_validation_matches_the_validator(tool, calls) -> None:
         assert repr(got) == repr(want)
         if isinstance(got, dict):
             got["mutated"] = 1  # the caller owns its dict: the memo is unaffected
+
+
+def test_a_catastrophic_regex_is_refused_not_run() -> None:
+    """(.*)*! backtracks exponentially on a long line: before, search_logs never returned (an MCP server
+    stopped answering, an inspect time limit did nothing). Now it is an invalid action with a way out."""
+    env = srezero.make("inc-001", 0)
+    env.reset()
+    for pattern in ("(.*)*!", "(a+)+$", "(?:x|y+)*z"):
+        obs, _r, _te, _tr, info = env.step({"tool": "search_logs", "args": {"service": "web_server", "pattern": pattern}})
+        assert info["invalid"] and "exponential time" in obs.text, obs.text
+    obs, *_ = env.step({"tool": "search_logs", "args": {"service": "web_server", "pattern": "(error|warn)+"}})
+    assert obs.ok

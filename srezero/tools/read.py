@@ -177,6 +177,9 @@ def search_logs(ctx: ToolContext,
         re.compile(pattern)
     except re.error as exc:
         raise ToolError(f"invalid pattern {pattern!r}: {exc}") from None
+    if _nested_repeat(pattern):  # Python's re backtracks: (.*)*! never returns on a long line
+        raise ToolError(f"pattern {pattern!r} repeats a group that itself repeats without bound, which can take "
+                        "exponential time; drop the outer repetition, e.g. (a+)+ -> a+")
     lines, _, truncated = logs.search(ctx.world, reps, pattern, level, float(window_s), limit)
     if not lines:
         return ToolOutput(f"no log lines matching {pattern!r} in {service} over the last {window_s // 60} min", [])
@@ -283,3 +286,31 @@ def wait(ctx: ToolContext,
     firing = sorted({a.name for a in w.alerts.listing(w.now) if a.firing})
     return ToolOutput(f"waited {seconds} s; edge error ratio {err:.2%}, p99 {p99:.0f} ms; "
                       f"firing alerts: {', '.join(firing) or 'none'}", {"waited_s": seconds})
+
+
+def _nested_repeat(pattern: str) -> bool:
+    """Does an unbounded repetition contain another one (the catastrophic-backtracking shape)?"""
+    from re import _parser as parser  # the stdlib's own parse tree; no third-party regex engine needed
+
+    unbounded = parser.MAXREPEAT
+
+    def walk(items, inside: bool) -> bool:
+        for op, av in items:
+            if op in (parser.MAX_REPEAT, parser.MIN_REPEAT, parser.POSSESSIVE_REPEAT):
+                _lo, hi, sub = av
+                endless = hi == unbounded or hi > 100
+                if endless and inside:
+                    return True
+                if walk(sub, inside or endless):
+                    return True
+            elif op == parser.SUBPATTERN:
+                if walk(av[-1], inside):
+                    return True
+            elif op == parser.BRANCH:
+                if any(walk(b, inside) for b in av[1]):
+                    return True
+            elif op in (parser.ASSERT, parser.ASSERT_NOT) and walk(av[1], inside):
+                return True
+        return False
+
+    return walk(parser.parse(pattern), False)
