@@ -37,25 +37,27 @@ def bootstrap(values: np.ndarray, key: str, resamples: int = RESAMPLES,
     """Mean and 95% CI of ``values`` (NaN = undefined, left out; ``n`` counts the rest).
 
     With ``clusters`` (a label per value, e.g. the task), whole clusters are resampled and the CI is
-    of the episode-weighted mean; without, the values are resampled as independent. ``proportion``
-    marks 0/1 values, whose constant samples get the Wilson interval."""
+    of the episode-weighted mean; without (or with a single cluster, whose values are then the
+    units), the values are resampled as independent. ``proportion`` marks 0/1 values, whose constant
+    samples get the Wilson interval."""
     defined = ~np.isnan(values)
     v = values[defined]
     n = int(v.size)
     if n == 0:
         return {"mean": None, "lo": None, "hi": None, "n": 0}
     mean = float(v.mean())
+    sums, counts = v, np.ones(n)
     if clusters is not None:
         _, codes = np.unique(np.asarray(clusters)[defined], return_inverse=True)
-        sums = np.bincount(codes, weights=v)
-        counts = np.bincount(codes).astype(float)
-    else:
-        sums, counts = v, np.ones(n)
+        if codes.max() > 0:  # one task's run: its seeds are the independent units
+            sums = np.bincount(codes, weights=v)
+            counts = np.bincount(codes).astype(float)
     units = int(sums.size)
-    if units == 1 or float(v.min()) == float(v.max()):
-        if proportion and float(v.min()) == float(v.max()):
-            lo, hi = wilson(mean * units, units)
-            return {"mean": _r(mean), "lo": _r(lo), "hi": _r(hi), "n": n}
+    constant = float(v.min()) == float(v.max())
+    if constant and proportion:
+        lo, hi = wilson(mean * units, units)
+        return {"mean": _r(mean), "lo": _r(lo), "hi": _r(hi), "n": n}
+    if constant or units == 1:
         return {"mean": _r(mean), "lo": _r(mean), "hi": _r(mean), "n": n}
     rng = np.random.Generator(np.random.PCG64(stable_int("bootstrap", key)))
     means = np.empty(resamples)

@@ -54,6 +54,9 @@ def test_an_agents_interval_resamples_tasks_not_correlated_episodes():
     assert clustered["mean"] == naive["mean"] and clustered["n"] == 100
     assert width(clustered) > 1.8 * width(naive)
     assert width(clustered) == pytest.approx(width(per_task), rel=0.15)
+    # an agent that ran one task: its seeds are the units, not a single cluster with a zero-width CI
+    one = stats.bootstrap(np.array([10.0, 30.0, 50.0, 70.0]), "k", clusters=np.array(["t"] * 4))
+    assert one["lo"] < one["mean"] < one["hi"] and one == stats.bootstrap(np.array([10.0, 30.0, 50.0, 70.0]), "k")
 
 
 def test_a_constant_proportion_gets_the_wilson_interval_not_zero_width():
