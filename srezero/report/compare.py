@@ -14,7 +14,7 @@ from typing import Any
 
 import numpy as np
 
-from srezero.report.load import Ep, RunDirError, load_run
+from srezero.report.load import Ep, Run, RunDirError, load_run
 
 
 @dataclass(frozen=True)
@@ -41,8 +41,8 @@ def parse_side(text: str) -> Side:
     return Side(Path(text), ranked[0])
 
 
-def _episodes(side: Side) -> dict[tuple[str, int], Ep]:
-    eps = {(e.task_id, e.seed): e for e in load_run(side.run).episodes if e.agent == side.agent}
+def _episodes(side: Side, run: Run) -> dict[tuple[str, int], Ep]:
+    eps = {(e.task_id, e.seed): e for e in run.episodes if e.agent == side.agent}
     if not eps:
         raise RunDirError(f"{side.run}: no records for agent {side.agent!r}")
     return eps
@@ -52,7 +52,8 @@ def compare(a: Side, b: Side) -> dict[str, Any]:
     """Means, the paired mean difference (a - b) with its 95% CI over tasks, and per-task wins."""
     from srezero.sweep.stats import bootstrap
 
-    ea, eb = _episodes(a), _episodes(b)
+    runs = {path: load_run(path) for path in (a.run, b.run)}  # two agents of one run: read it once
+    ea, eb = _episodes(a, runs[a.run]), _episodes(b, runs[b.run])
     cells = sorted(set(ea) & set(eb))
     if not cells:
         raise RunDirError(f"{a.name} and {b.name} share no (task, seed) episode")
