@@ -15,6 +15,21 @@ from srezero.commands.llm_options import llm_options
 UPPER_BOUND = ("oracle",)
 
 
+def _print_group_table(agents: list[str], tasks: list[str], marks: dict, tasks_meta: dict, upper: set[str]) -> None:
+    """Mean over tasks of each task's mean marks, per task group (the task count in brackets)."""
+    cols = [(name, [t for t in tasks if t in tasks_meta and pred(tasks_meta[t])]) for name, pred in TASK_GROUPS]
+    cols = [(name, members) for name, members in cols if members]
+    click.echo("\nMean marks by task group (number of tasks in brackets):\n")
+    click.echo("| agent | " + " | ".join(name for name, _ in cols) + " |")
+    click.echo("|---|" + "---:|" * len(cols))
+    for a in agents:
+        cells = []
+        for _, members in cols:
+            vals = [marks[(a, t)] for t in members if marks.get((a, t)) is not None]
+            cells.append(f"{sum(vals) / len(vals):.1f} ({len(vals)})" if vals else "-")
+        click.echo(f"| {a}{' (upper bound)' if a in upper else ''} | " + " | ".join(cells) + " |")
+
+
 def _upper(group: dict) -> bool:
     """Shown apart from the baselines: the agent read the ground truth."""
     return bool(group.get("privileged")) or group["agent"] in UPPER_BOUND
@@ -82,7 +97,7 @@ def sweep_cmd(seeds: str, seed_start: int, agent_names: tuple[str, ...], labels:
             summary = runner.summarise_dir(out)
         except ValueError as exc:  # an unreadable record, named
             raise click.ClickException(str(exc)) from None
-        (_print_markdown if markdown else _print_table)(summary)
+        _print_markdown(summary, _manifest_tasks(out)) if markdown else _print_table(summary)
         return
     specs = _select_tasks(_split(task_ids), split, difficulty)
     agents = _select_agents(_split(agent_names), _split(labels), path=replay_path, **llm)
@@ -102,7 +117,7 @@ def sweep_cmd(seeds: str, seed_start: int, agent_names: tuple[str, ...], labels:
         raise SystemExit(130) from None
     click.echo(f"{result.total} episode(s): ran {result.ran}, already recorded {result.skipped}; "
                f"run directory {result.out}", err=True)
-    (_print_markdown if markdown else _print_table)(result.summary)
+    _print_markdown(result.summary, _manifest_tasks(out)) if markdown else _print_table(result.summary)
     if result.errors:  # a script sees the failure in the exit status
         raise click.ClickException(f"{result.errors} of the {result.ran} episode(s) run ended in a provider, agent "
                                    "or environment error (see each record's status and error); rerun with "
@@ -170,8 +185,32 @@ def _print_table(summary: dict) -> None:
                    f"{_fmt(m['diagnosis'], 100, 0):18} {_fmt(m['mitigation'], 100, 0):18} {errs}")
 
 
-def _print_markdown(summary: dict) -> None:
-    """Per-agent rates with CIs, then marks per task x agent: the tables docs/baselines.md quotes."""
+def _manifest_tasks(out: str) -> dict:
+    """The run's task metadata (difficulty, split, tags) from its manifest; empty if there is none."""
+    import orjson
+
+    try:
+        with open(os.path.join(out, "manifest.json"), "rb") as f:
+            return dict(orjson.loads(f.read()).get("tasks") or {})
+    except (OSError, orjson.JSONDecodeError, AttributeError):
+        return {}
+
+
+#: Task groups of the Markdown summary: (column, predicate on a task's manifest entry).
+TASK_GROUPS = (
+    ("easy", lambda t: t.get("difficulty") == "easy"),
+    ("medium", lambda t: t.get("difficulty") == "medium"),
+    ("hard", lambda t: t.get("difficulty") == "hard"),
+    ("misleading", lambda t: "misleading" in t.get("tags", ())),
+    ("not misleading", lambda t: "misleading" not in t.get("tags", ())),
+    ("dev", lambda t: t.get("split") == "dev"),
+    ("test", lambda t: t.get("split") == "test"),
+)
+
+
+def _print_markdown(summary: dict, tasks_meta: dict | None = None) -> None:
+    """Per-agent rates with CIs, marks by task group, then marks per task x agent: the tables
+    docs/baselines.md quotes."""
     groups = sorted(summary.get("groups", []), key=lambda g: (_upper(g), g["agent"], g["task"]))
     agents = [g["agent"] for g in groups if g["task"] == "*"]
     click.echo("| agent | episodes | marks [95% CI] | success % | all seeds % | diagnosis % | mitigated % | "
@@ -189,6 +228,9 @@ def _print_markdown(summary: dict) -> None:
                    f"{'-' if ttm is None else f'{ttm:.0f}'} |")
     marks = {(g["agent"], g["task"]): g["metrics"]["marks"]["mean"] for g in groups if g["task"] != "*"}
     tasks = sorted({t for _, t in marks})
+    if tasks_meta:
+        upper = {g["agent"] for g in groups if g["task"] == "*" and _upper(g)}
+        _print_group_table(agents, tasks, marks, tasks_meta, upper)
     click.echo("")
     click.echo("| task | " + " | ".join(agents) + " |")
     click.echo("|---|" + "---:|" * len(agents))

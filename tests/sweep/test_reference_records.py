@@ -63,3 +63,20 @@ def test_reference_summary_reproduces(tmp_path):
     runner.write_summary(tmp_path, rows)
     for name in (records.SUMMARY_JSON, records.SUMMARY_CSV, records.EPISODES_CSV):
         assert (tmp_path / name).read_bytes() == (ROOT / name).read_bytes(), f"{name} differs; {STALE}"
+
+
+def test_docs_quote_the_reference_tables():
+    """docs/baselines.md quotes the agent and task-group tables `sweep --summary-only --markdown` prints."""
+    from click.testing import CliRunner
+
+    from srezero.cli import cli
+
+    res = CliRunner().invoke(cli, ["sweep", "--summary-only", "--out", str(ROOT), "--markdown"])
+    assert res.exit_code == 0, res.output
+    printed = [line for line in res.output.splitlines() if line.startswith("| ")]
+    assert any(line.startswith("| agent | easy | medium | hard | misleading |") for line in printed)
+    doc = set((ROOT.parent / "docs" / "baselines.md").read_text().splitlines())
+    quoted = [line for line in printed if not line.startswith("| inc-") and not line.startswith("| task |")]
+    stale = [line for line in quoted if line not in doc]
+    assert not stale, ("docs/baselines.md does not quote these lines of "
+                       "`srezero sweep --summary-only --out records --markdown`:\n" + "\n".join(stale))
