@@ -113,3 +113,33 @@ def test_llm_agents_without_an_api_key_fail_before_any_episode(tmp_path, monkeyp
                                    "--seeds", "2", "--no-progress", "--out", str(tmp_path / "run")])
     assert out.exit_code == 1 and "agent llm-react@gpt-4o-mini: the API key variable OPENAI_API_KEY" in out.output
     assert not (tmp_path / "run").exists()  # it used to record every episode as an agent error, exit 0
+
+
+FORCED_PAGE = '''
+id = "forced-page"
+title = "A CPU quota cut, paged by an alert it never trips"
+description = "The web tier's cgroup CPU quota is halved; the page names replication lag, which never rises."
+difficulty = "medium"
+rationale = "Replication lag never rises, so the page is forced when the onset budget runs out."
+tags = ["kernel", "web_server"]
+split = "dev"
+
+[[faults]]
+primitive = "cpu_throttling"
+target = "web_server"
+params = { quota_factor = 0.5 }
+at = 60
+
+[alert]
+name = "ReplicationLagHigh"
+'''
+
+
+def test_run_tells_the_human_when_the_page_was_forced(tmp_path) -> None:
+    path = tmp_path / "forced-page.toml"
+    path.write_text(FORCED_PAGE)
+    res = CliRunner().invoke(cli, ["run", "--task", str(path), "--agent", "random", "--seed", "0", "--quiet"])
+    assert res.exit_code == 0, res.output
+    assert "note: ReplicationLagHigh never fired within 900s of onset; the page was forced" in res.output
+    real = CliRunner().invoke(cli, ["run", "--task", "inc-002", "--agent", "random", "--seed", "0", "--quiet"])
+    assert real.exit_code == 0 and "forced" not in real.output

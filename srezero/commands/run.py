@@ -71,6 +71,7 @@ def run_cmd(task_id: str | None, agent: str, seed: int, as_json: bool, quiet: bo
         _print_live(record, quiet)
     else:
         _print_sim(record, quiet)
+        _note_forced_page(task_id, seed)
     if record.get("status", "ok") != "ok":
         error = " ".join(str(record.get("error") or "").split())
         where = f" (record written to {out})" if out else ""
@@ -119,6 +120,21 @@ def _print_sim(record: dict, quiet: bool) -> None:
                 f"wrong_fixes={r['wrong_fixes']}", bold=True)
     for reason in r["mitigation"]["reasons"]:
         click.echo(f"  not mitigated: {reason}")
+
+
+def _note_forced_page(task_id: str, seed: int) -> None:
+    """Tell the human (never the agent) when the page was forced by the onset budget: the alert the
+    transcript shows firing never fired on its own, which is a defect of the task."""
+    from srezero.sim.world import World
+    from srezero.task.loader import get_task
+
+    spec = get_task(task_id)
+    world = World.build(spec, seed)
+    world.page()  # the episode's own paging, replayed: a couple of milliseconds
+    if world.page_forced:
+        click.secho(f"note: {spec.alert.name} never fired within {spec.budget.max_onset_s:.0f}s of onset; the page "
+                    "was forced by the onset budget, so the alert shown firing is not a real symptom "
+                    "(`srezero task check` reports this as a task defect)", fg="yellow", err=True)
 
 
 def _args(args: dict) -> str:

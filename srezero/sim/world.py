@@ -99,6 +99,7 @@ class World:
         self.env = simpy.Environment(initial_time=(self.history_cols - 1) * TICK_S)
         self.t_page = 0.0
         self.paged = False
+        self.page_forced = False
         # Alert rules are evaluated only while someone can read them: the episode's verification
         # window and a counterfactual replay after its page have no reader, so they skip the work.
         self.alerts_live = True
@@ -231,6 +232,7 @@ class World:
             self.advance(TICK_S)
             if self.alerts.is_firing(name):
                 break
+        self.page_forced = not self.alerts.is_firing(name)  # for humans (`srezero run`), never the agent
         self.alerts.force(name)
         self.t_page = self.env.now
         self.paged = True

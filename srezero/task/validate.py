@@ -16,7 +16,7 @@ from pathlib import Path
 
 from srezero.faults.base import ParamError
 from srezero.task.loader import TaskFileError, load_file
-from srezero.task.spec import TaskSpec
+from srezero.task.spec import NoiseSpec, TaskSpec
 
 
 @dataclass(frozen=True)
@@ -146,12 +146,19 @@ class SeedCheck:
     reasons: list[str] = field(default_factory=list)  # why the oracle's mitigation failed, if it did
     random_marks: float | None = None
     random_success: bool = False
+    #: Seconds to the page with ambient noise "quiet" and no distractors; None when it then never fires.
+    #: Not checked for a control task (``no_fault``), whose page is noise by design.
+    quiet_page_s: float | None = None
+    no_fault: bool = False
 
     @property
     def problems(self) -> list[str]:
         out = []
         if self.page_s is None:
             out.append(f"{self.alert} never fired within {self.max_onset_s:.0f}s (no symptoms)")
+        elif self.quiet_page_s is None and not self.no_fault:
+            out.append(f"{self.alert} fires only with noise or distractors on: with noise 'quiet' and no "
+                       f"distractors it never fired within {self.max_onset_s:.0f}s (the fault must page by itself)")
         if self.oracle_marks < self.min_marks:
             why = "; ".join(self.reasons[:2])
             out.append(f"oracle scored {self.oracle_marks} (needs {self.min_marks:g})" + (f": {why}" if why else ""))
@@ -166,7 +173,8 @@ class SeedCheck:
 
 
 def check_seed(spec: TaskSpec, seed: int, min_marks: float | None = None, random_agent: bool = False) -> SeedCheck:
-    """Play one seed: does the page fire on its own, and does the oracle solve the task cleanly (marks
+    """Play one seed: does the page fire on its own (also with ambient noise "quiet" and no
+    distractors, so that noise alone never makes a task look viable), and does the oracle solve the task cleanly (marks
     at least ``min_marks``, default :func:`min_marks_for`; no invalid action; every evidence signal
     surfaced)? With ``random_agent``, also play the random agent (it must not succeed)."""
     import srezero
@@ -175,17 +183,23 @@ def check_seed(spec: TaskSpec, seed: int, min_marks: float | None = None, random
     from srezero.sim.clock import TICK_S
     from srezero.sim.world import World
 
-    w = World.build(spec, seed)
-    start = w.env.now
-    limit = start + spec.budget.max_onset_s
-    while w.env.now < limit and not w.alerts.is_firing(spec.alert.name):
-        w.advance(TICK_S)
-    onset = min((f.at for f in spec.faults), default=0.0)
-    page_s = w.env.now - start - onset if w.alerts.is_firing(spec.alert.name) else None
+    def seconds_to_page(s: TaskSpec) -> float | None:
+        w = World.build(s, seed)
+        start = w.env.now
+        limit = start + s.budget.max_onset_s
+        while w.env.now < limit and not w.alerts.is_firing(s.alert.name):
+            w.advance(TICK_S)
+        onset = min((f.at for f in s.faults), default=0.0)
+        return w.env.now - start - onset if w.alerts.is_firing(s.alert.name) else None
+
+    page_s = seconds_to_page(spec)
+    quiet = spec.model_copy(update={"noise": NoiseSpec(profile="quiet"), "distractors": {}})
+    quiet_page_s = None if spec.ground_truth.no_fault or page_s is None else seconds_to_page(quiet)
     r = run_episode(srezero.make(spec, seed), registry.create("oracle"), seed)["result"]
     out = SeedCheck(seed, page_s, spec.budget.max_onset_s, spec.alert.name,
                     min_marks_for(spec) if min_marks is None else min_marks, r["marks"], r["evidence"]["coverage"],
-                    r["invalid_actions"], list(r["evidence"]["missed"]), list(r["mitigation"]["reasons"]))
+                    r["invalid_actions"], list(r["evidence"]["missed"]), list(r["mitigation"]["reasons"]),
+                    quiet_page_s=quiet_page_s, no_fault=spec.ground_truth.no_fault)
     if random_agent:
         rr = run_episode(srezero.make(spec, seed), registry.create("random"), seed)["result"]
         out.random_marks, out.random_success = rr["marks"], bool(rr["success"])

@@ -66,3 +66,46 @@ def test_an_invalid_oracle_action_fails_the_check(monkeypatch: pytest.MonkeyPatc
 def test_the_bar_is_an_option() -> None:
     assert _check("inc-013", "--seeds", "1", "--min-marks", "100").exit_code == 0
     assert _check("inc-013", "--min-marks", "101").exit_code == 2
+
+
+NOISE_PAGED = '''
+id = "noise-paged"
+title = "The web tier's CPU quota is cut, paged by the wrong alert"
+description = "A cut cgroup CPU quota throttles the web tier; the page is a distractor's CPU spike."
+difficulty = "medium"
+rationale = "Only a distractor's node CPU spike fires NodeCPUHigh; the throttled web tier never does."
+tags = ["kernel", "web_server", "capacity"]
+split = "dev"
+
+[[faults]]
+primitive = "cpu_throttling"
+target = "web_server"
+params = { quota_factor = 0.2 }
+at = 60
+
+[noise]
+profile = "quiet"
+
+[distractors]
+unrelated_alert = 1
+
+[alert]
+name = "NodeCPUHigh"
+'''
+
+
+def test_a_page_fired_only_by_a_distractor_fails_the_check(tmp_path) -> None:
+    """The oracle solves it and the alert fires, but only because a distractor spikes a node's CPU."""
+    path = tmp_path / "noise-paged.toml"
+    path.write_text(NOISE_PAGED)
+    res = _check(str(path), "--seeds", "1")
+    assert res.exit_code == 1 and res.output.startswith("FAIL"), res.output
+    assert "NodeCPUHigh fires only with noise or distractors on" in res.output
+    seed0 = res.output.splitlines()[2].split()
+    assert seed0[1].startswith("+") and seed0[2] == "100.0"  # it paged, and the oracle scored full marks
+
+
+def test_a_control_task_may_be_paged_by_noise() -> None:
+    control = next(t for t in srezero.list_tasks() if srezero.get_task(t.id).ground_truth.no_fault)
+    c = check_seed(srezero.get_task(control.id), 0)
+    assert c.page_s is not None and c.quiet_page_s is None and c.problems == []
