@@ -191,6 +191,18 @@ class _LLMAgent:
         _openai()
         self.api_key()
 
+    def probe(self) -> None:
+        """One short request with this agent's settings before a sweep, so a wrong model name, endpoint,
+        key or unsupported parameter fails once, up front, instead of in every episode. Its tokens are
+        not counted in any record."""
+        self._start(0)
+        try:
+            self._chat([{"role": "user", "content": "Reply with the single word: ok"}])
+        except ProviderError as exc:
+            where = self.base_url or "the OpenAI API"
+            raise ValueError(f"a probe request to {where} for model {self.model!r} failed: {exc} "
+                             "(--no-probe skips this check)") from None
+
     def step_info(self) -> dict[str, Any]:
         """Added to the trajectory entry of the action just taken: the raw reply behind it, if any."""
         note, self._note = self._note, {}

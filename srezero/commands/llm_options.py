@@ -54,15 +54,23 @@ def llm_options(fn: Callable[..., Any]) -> Callable[..., Any]:
     return wrapper
 
 
-def preflight(agents: Iterable[Any]) -> None:
+def preflight(agents: Iterable[Any], probe: bool = False) -> None:
     """Fail before any episode runs when an agent with a ``preflight()`` (the LLM agents: the openai
-    package, the API key) cannot work; other agents are not touched."""
+    package, the API key) cannot work; other agents are not touched. With ``probe``, agents that have
+    a ``probe()`` also send one short request, once per endpoint, model and settings."""
     from srezero.agents import registry
 
+    probed: set[str] = set()
     for agent in agents:
-        if not hasattr(registry.resolve(agent.name), "preflight"):
+        cls = registry.resolve(agent.name)
+        if not hasattr(cls, "preflight"):
             continue
         try:
-            agent.create().preflight()
+            bot = agent.create()
+            bot.preflight()
+            key = repr(sorted(agent.options))
+            if probe and hasattr(bot, "probe") and key not in probed:
+                probed.add(key)
+                bot.probe()
         except (ValueError, TypeError) as exc:
             raise click.ClickException(f"agent {agent.label}: {exc}") from None

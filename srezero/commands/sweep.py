@@ -83,10 +83,13 @@ def _seeds(seeds: str, start: int) -> list[int]:
               help="for the replay agent: a record file, an action file or a run directory (or SREZERO_REPLAY)")
 @click.option("--progress/--no-progress", default=True, show_default=True, help="progress bar on stderr")
 @click.option("--markdown", is_flag=True, help="print the summary as Markdown tables (for docs/baselines.md)")
+@click.option("--probe/--no-probe", default=True, show_default=True,
+              help="LLM agents: send one short request per endpoint and model before any episode runs")
 def sweep_cmd(seeds: str, seed_start: int, agent_names: tuple[str, ...], labels: tuple[str, ...],
               task_ids: tuple[str, ...], split: str | None, difficulty: str | None, workers: int | None,
               executor: str, ray_address: str | None, out: str, allow_mixed: bool, retry_errors: bool, summary_only: bool,
-              max_steps: int | None, llm: dict, replay_path: str | None, progress: bool, markdown: bool) -> None:
+              max_steps: int | None, llm: dict, replay_path: str | None, progress: bool, markdown: bool,
+              probe: bool) -> None:
     """Run tasks x agents x seeds in parallel, resumably, into a run directory."""
     from srezero.sweep import runner
 
@@ -100,7 +103,7 @@ def sweep_cmd(seeds: str, seed_start: int, agent_names: tuple[str, ...], labels:
         _print_markdown(summary, _manifest_tasks(out)) if markdown else _print_table(summary)
         return
     specs = _select_tasks(_split(task_ids), split, difficulty)
-    agents = _select_agents(_split(agent_names), _split(labels), path=replay_path, **llm)
+    agents = _select_agents(_split(agent_names), _split(labels), probe, path=replay_path, **llm)
     seed_list = _seeds(seeds, seed_start)
     n_workers = workers if workers is not None else (os.cpu_count() or 1)
     try:
@@ -143,7 +146,7 @@ def _select_tasks(ids: list[str], split: str | None, difficulty: str | None) -> 
     return specs
 
 
-def _select_agents(names: list[str], labels: list[str], **options) -> list:
+def _select_agents(names: list[str], labels: list[str], probe: bool = False, **options) -> list:
     from srezero.agents.registry import DEFAULT_SWEEP
     from srezero.commands.llm_options import preflight
     from srezero.sweep.runner import agent_spec
@@ -162,7 +165,7 @@ def _select_agents(names: list[str], labels: list[str], **options) -> list:
     dup = sorted({x for x in seen if seen.count(x) > 1})
     if dup:
         raise click.ClickException(f"agent label(s) used twice: {', '.join(dup)}; give --label per agent")
-    preflight(agents)  # an LLM agent without its API key fails here, before any episode runs
+    preflight(agents, probe)  # an LLM agent without its key, or (probe) whose endpoint fails, stops here
     return agents
 
 

@@ -431,3 +431,24 @@ def test_the_manifest_records_the_key_variable_never_the_key(tmp_path, monkeypat
     assert agent["settings"]["api_key_env"] == agent["options"]["api_key_env"] == "MY_ENDPOINT_KEY"
     for path in (tmp_path / "run").rglob("*"):
         assert path.is_dir() or b"sk-secret-value" not in path.read_bytes(), path
+
+
+# ---------------------------------------------------------------------------- the probe before a sweep
+def test_a_sweep_probes_each_endpoint_once_and_stops_on_a_bad_model(fake_openai, tmp_path):
+    """A wrong model name fails one request up front, not every episode; --no-probe skips the request."""
+    args = ["sweep", "--agents", "llm-react,llm-prompt", "--model", "no-such-model", "--base-url",
+            fake_openai.base_url, "--tasks", "inc-001", "--seeds", "1", "--workers", "1", "--no-progress"]
+    fake_openai.script = [{"status": 404}]
+    res = cli_run(*args, "--out", str(tmp_path / "bad"))
+    assert res.exit_code == 1 and "a probe request to http://127.0.0.1" in res.output, res.output
+    assert "model 'no-such-model' failed" in res.output and "--no-probe" in res.output
+    assert len(fake_openai.requests) == 1 and not (tmp_path / "bad").exists()
+
+    fake_openai.requests.clear()
+    res = cli_run(*args, "--out", str(tmp_path / "good"))
+    assert res.exit_code == 0, res.output
+    probes = [r for r in fake_openai.requests if "tools" not in r and len(r["messages"]) == 1]
+    assert len(probes) == 1  # both agents share the endpoint, model and settings: probed once
+    fake_openai.requests.clear()
+    res = cli_run(*args, "--no-probe", "--out", str(tmp_path / "unprobed"))
+    assert res.exit_code == 0 and len(fake_openai.requests) == 2  # one resolve per episode, no probe
