@@ -93,9 +93,12 @@ def episode_record(env: Episode, agent: str) -> dict[str, Any]:
     ``srezero report`` and the sweep statistics read it like any other."""
     from srezero.sweep.records import SCHEMA, task_hash
 
+    # episode_id is what `--agent replay` matches a run directory on; a front end's agent is never
+    # handed the ground truth, so its records rank with the baselines
     return {"schema": SCHEMA, "agent": agent, "agent_name": agent, "task_id": env.spec.id,
-            "task_hash": task_hash(env.spec), "seed": env.seed, "status": "ok", "error": None,
-            "result": env.result, "trajectory": env.trajectory}
+            "task_hash": task_hash(env.spec), "seed": env.seed, "episode_id": env.episode_id,
+            "privileged": False, "status": "ok", "error": None, "result": env.result,
+            "trajectory": env.trajectory}
 
 
 def default_record_path(front_end: str, env: Episode) -> Path:

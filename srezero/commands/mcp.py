@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import shutil
 import sys
 from pathlib import Path
@@ -12,38 +13,85 @@ import orjson
 
 @click.command("mcp")
 @click.option("--task", "task_id", required=True, help="task id or path to a .toml file")
-@click.option("--seed", default=0, show_default=True, type=int)
+@click.option("--seed", type=click.IntRange(min=0), help="the episode's seed  [default: 0]")
+@click.option("--seeds", "seed_range", metavar="SEEDS",
+              help="play the first of these seeds (a count 5, a list 3,7 or a range 0-9) that has no record "
+                   "yet; each new server start moves on to the next (instead of --seed)")
 @click.option("--record", "record", type=click.Path(dir_okay=False),
               help="where to write the episode record when it ends "
                    "[default: $XDG_STATE_HOME/srezero/runs/mcp/..., outside the agent's workspace]")
+@click.option("--overwrite", is_flag=True, help="replace an existing record instead of refusing to start")
 @click.option("--http", "http_port", type=click.IntRange(1, 65535), metavar="PORT",
-              help="serve streamable HTTP on http://127.0.0.1:PORT/mcp instead of stdio")
+              help="serve streamable HTTP on http://127.0.0.1:PORT/mcp instead of stdio "
+                   "(every client of that URL shares the one episode)")
 @click.option("--print-config", is_flag=True, help="print a ready-to-paste MCP client configuration and exit")
-def mcp_cmd(task_id: str, seed: int, record: str | None, http_port: int | None, print_config: bool) -> None:
+def mcp_cmd(task_id: str, seed: int | None, seed_range: str | None, record: str | None, overwrite: bool,
+            http_port: int | None, print_config: bool) -> None:
     """Serve one seeded episode; every srezero tool becomes an MCP tool. The record is written at the end."""
+    if seed is not None and seed_range is not None:
+        raise click.UsageError("give --seed or --seeds, not both")
+    if seed_range is not None and record is not None:
+        raise click.UsageError("--record names one file, so it cannot hold several seeds: use --seed with it")
     if print_config:
-        sys.stdout.write(orjson.dumps(client_config(task_id, seed, http_port), option=orjson.OPT_INDENT_2).decode()
-                         + "\n")
+        args = _server_args(task_id, seed, seed_range, record, overwrite)
+        sys.stdout.write(orjson.dumps(client_config(task_id, seed or 0, http_port, args=args),
+                                      option=orjson.OPT_INDENT_2).decode() + "\n")
         return
     try:
         from srezero.adapters._common import default_record_path
         from srezero.adapters.mcp_server import EpisodeServer, serve
     except ImportError as exc:
         raise click.ClickException(f"the MCP server needs the mcp extra: pip install 'srezero[mcp]' ({exc})") from None
+    import srezero
+
     try:
-        server = EpisodeServer(task_id, seed)
+        if seed_range is not None:
+            seed = _first_unplayed(task_id, seed_range, overwrite)
+        seed = seed or 0
+        path = default_record_path("mcp", srezero.make(task_id, seed)) if record is None else Path(record)
+        server = EpisodeServer(task_id, seed, record=path, overwrite=overwrite)
     except (KeyError, ValueError) as exc:
         raise click.ClickException(str(exc).strip("'\"")) from None
-    server.record_path = default_record_path("mcp", server.env) if record is None else Path(record)
-    click.echo(f"srezero mcp: {server.env.briefing.episode_id} ({'stdio' if http_port is None else f'http://127.0.0.1:{http_port}/mcp'}); "
+    click.echo(f"srezero mcp: {server.env.briefing.episode_id} (seed {seed}; "
+               f"{'stdio' if http_port is None else f'http://127.0.0.1:{http_port}/mcp'}); "
                f"record -> {server.record_path}", err=True)
     serve(server, http_port)
 
 
-def client_config(task_id: str, seed: int, http_port: int | None = None) -> dict:
+def _first_unplayed(task_id: str, seed_range: str, overwrite: bool) -> int:
+    """The first seed of ``--seeds`` without a record at the default location (with ``--overwrite``: the first)."""
+    import srezero
+    from srezero.adapters._common import default_record_path
+    from srezero.commands.sweep import _seeds
+
+    seeds = _seeds(seed_range, 0)
+    if overwrite:
+        return seeds[0]
+    for s in seeds:
+        if not default_record_path("mcp", srezero.make(task_id, s)).exists():
+            return s
+    where = default_record_path("mcp", srezero.make(task_id, seeds[0])).parent
+    raise ValueError(f"every seed of --seeds {seed_range} already has a record in {where}; "
+                     "give more seeds, or pass --overwrite to replay the first")
+
+
+def _server_args(task_id: str, seed: int | None, seed_range: str | None, record: str | None,
+                 overwrite: bool) -> list[str]:
+    """The command line a host should run: every option given here, the record as an absolute path
+    (hosts start servers in a directory of their own)."""
+    args = ["mcp", "--task", task_id]
+    args += ["--seeds", seed_range] if seed_range is not None else ["--seed", str(seed or 0)]
+    if record is not None:
+        args += ["--record", os.path.abspath(record)]
+    if overwrite:
+        args.append("--overwrite")
+    return args
+
+
+def client_config(task_id: str, seed: int, http_port: int | None = None, args: list[str] | None = None) -> dict:
     """The ``mcpServers`` block MCP hosts (Claude Code's .mcp.json, Claude Desktop, Cursor...) read."""
     if http_port is not None:
         return {"mcpServers": {"srezero": {"type": "http", "url": f"http://127.0.0.1:{http_port}/mcp"}}}
     exe = shutil.which("srezero") or "srezero"
     return {"mcpServers": {"srezero": {"type": "stdio", "command": exe,
-                                       "args": ["mcp", "--task", task_id, "--seed", str(seed)]}}}
+                                       "args": args or ["mcp", "--task", task_id, "--seed", str(seed)]}}}

@@ -16,7 +16,9 @@ import orjson  # noqa: E402
 from click.testing import CliRunner  # noqa: E402
 from mcp.client.stdio import StdioServerParameters  # noqa: E402
 
-from srezero.adapters._common import tool_declarations  # noqa: E402
+import srezero  # noqa: E402
+from srezero.adapters import _common  # noqa: E402
+from srezero.adapters._common import episode_record, tool_declarations  # noqa: E402
 from srezero.adapters.mcp_server import EpisodeServer  # noqa: E402
 from srezero.cli import cli  # noqa: E402
 from tests.adapters.conftest import SEED, TASK, core_rollout  # noqa: E402
@@ -122,6 +124,7 @@ def test_cli_http_binds_localhost_and_prints_a_client_config(monkeypatch: pytest
                                                             tmp_path: Path) -> None:
     calls: list[tuple[str, dict[str, Any]]] = []
     monkeypatch.setattr(EpisodeServer, "run", lambda self, transport, **kw: calls.append((transport, kw)))
+    monkeypatch.setattr(_common, "DEFAULT_RUNS_DIR", tmp_path / "runs")
     monkeypatch.chdir(tmp_path)
     out = CliRunner().invoke(cli, ["mcp", "--task", TASK, "--seed", "4", "--http", "8765"])
     assert out.exit_code == 0, out.output
@@ -131,3 +134,205 @@ def test_cli_http_binds_localhost_and_prints_a_client_config(monkeypatch: pytest
     assert conf["args"] == ["mcp", "--task", TASK, "--seed", "4"] and conf["type"] == "stdio"
     out = CliRunner().invoke(cli, ["mcp", "--task", "no-such-task"])
     assert out.exit_code != 0 and "unknown task" in out.output
+
+
+# ---------------------------------------------------------------------- abandoned episodes, records
+
+
+def _session(server: EpisodeServer, actions: list[tuple[str, dict[str, Any]]]) -> list[Any]:
+    """One in-process client session that plays ``actions`` and leaves without resolve."""
+
+    async def main() -> list[Any]:
+        with anyio.fail_after(HANG_GUARD_S):
+            async with mcp.Client(server) as client:
+                return [await client.call_tool(name, args) for name, args in actions]
+
+    return anyio.run(main)
+
+
+#: A harmful write, then the client goes away: what an agent that stops early leaves behind.
+LEAVE_EARLY = [("get_alerts", {}), ("restart", {"target": "database"})]
+
+
+def _core_abandoned(seed: int) -> bytes:
+    """The record the core API gives for LEAVE_EARLY then ``finish()``, as an abandoned MCP record."""
+    from srezero.sweep.records import dumps
+
+    env = srezero.make(TASK, seed)
+    env.reset(seed=seed)
+    for name, args in LEAVE_EARLY:
+        env.step({"tool": name, "args": args})
+    env.finish()
+    return dumps({**episode_record(env, "mcp"), "end": "abandoned"})
+
+
+def test_a_session_that_ends_early_is_finished_truncated_and_recorded(tmp_path: Path) -> None:
+    # a session that only looked (hosts list tools to check a server) leaves no record, and the episode open
+    idle = EpisodeServer(TASK, SEED, record=tmp_path / "idle.json")
+    assert _session(idle, []) == [] and idle.env.result is None and not (tmp_path / "idle.json").exists()
+
+    record = tmp_path / "rec.json"
+    server = EpisodeServer(TASK, SEED, record=record)
+    results = _session(server, LEAVE_EARLY)
+    assert not any(r.is_error for r in results)
+    saved = orjson.loads(record.read_bytes())
+    assert saved["end"] == "abandoned"
+    assert saved["result"]["truncated"] is True and saved["result"]["resolved"] is False
+    assert saved["result"]["wrong_fixes"] == 1  # the harmful restart is scored, not lost
+    # the episode's own finish path, byte for byte (deterministic)
+    assert record.read_bytes() == _core_abandoned(SEED)
+    # the server keeps answering, and says the episode is over
+    after = _session(server, [("get_alerts", {})])[0]
+    assert after.is_error and "episode has ended" in after.content[0].text
+
+
+#: POSIX signals a host uses to stop a stdio server; stdin stays open, so only the signal ends it.
+STOP = ["SIGTERM", "SIGHUP", "SIGINT"]
+
+
+@pytest.mark.skipif(os.name != "posix", reason="POSIX signals")
+@pytest.mark.parametrize("how", ["eof", *STOP])
+def test_stdio_server_records_the_episode_on_eof_and_on_signals(how: str, tmp_path: Path) -> None:
+    import json
+    import select
+    import signal
+    import subprocess
+
+    record = tmp_path / "rec.json"
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(p for p in (ROOT, os.environ.get("PYTHONPATH")) if p)}
+    proc = subprocess.Popen([sys.executable, "-c", "from srezero.cli import main; main()", "mcp", "--task", TASK,
+                             "--seed", str(SEED), "--record", str(record)], cwd=str(tmp_path), env=env,
+                            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+    def rpc(msg: dict[str, Any]) -> dict[str, Any] | None:
+        proc.stdin.write(json.dumps({"jsonrpc": "2.0", **msg}) + "\n")
+        proc.stdin.flush()
+        if "id" not in msg:
+            return None
+        ready, _, _ = select.select([proc.stdout], [], [], HANG_GUARD_S)
+        assert ready, "no answer from the server"
+        return json.loads(proc.stdout.readline())
+
+    try:
+        rpc({"id": 1, "method": "initialize", "params": {"protocolVersion": "2025-06-18", "capabilities": {},
+                                                         "clientInfo": {"name": "test", "version": "0"}}})
+        rpc({"method": "notifications/initialized"})
+        for i, (name, args) in enumerate(LEAVE_EARLY, 2):
+            assert not rpc({"id": i, "method": "tools/call", "params": {"name": name, "arguments": args}})[
+                "result"].get("isError")
+        if how == "eof":
+            proc.stdin.close()
+        else:
+            proc.send_signal(getattr(signal, how))
+        rc = proc.wait(timeout=HANG_GUARD_S)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+        proc.stdout.close()
+        proc.stderr.close()
+    # a stop signal kills the process by that signal (after the record), EOF is a normal exit
+    assert rc == (0 if how == "eof" else -getattr(signal, how))
+    assert record.read_bytes() == _core_abandoned(SEED)
+
+
+def test_a_record_that_cannot_be_written_is_never_named_to_the_agent(oracle, tmp_path: Path,
+                                                                    caplog: pytest.LogCaptureFixture) -> None:
+    server = EpisodeServer(TASK, SEED, record=tmp_path / "ok" / "rec.json")
+    blocker = tmp_path / "secret-answers"
+    blocker.write_text("a file, so nothing can be created under it")
+    server.record_path = blocker / "rec.json"  # became unwritable after startup
+    with caplog.at_level("ERROR", logger="srezero.mcp"):
+        last = _session(server, [(a["tool"], a["args"]) for a in oracle.actions])[-1]
+    text = last.content[0].text
+    assert "episode ended: marks" in text and "could not write the record (see server log)" in text
+    assert "secret-answers" not in text and str(tmp_path) not in text
+    assert "secret-answers" in caplog.text  # the detail goes to the server's log (stderr)
+
+
+def test_cli_refuses_a_record_it_would_overwrite_or_could_not_write(monkeypatch: pytest.MonkeyPatch,
+                                                                   tmp_path: Path) -> None:
+    served: list[EpisodeServer] = []
+    monkeypatch.setattr("srezero.adapters.mcp_server.serve", lambda server, port=None: served.append(server))
+    record = tmp_path / "rec.json"
+    record.write_bytes(b"an earlier episode")
+    out = CliRunner().invoke(cli, ["mcp", "--task", TASK, "--seed", "3", "--record", str(record)])
+    assert out.exit_code != 0 and str(record) in out.output and "--overwrite" in out.output
+    assert record.read_bytes() == b"an earlier episode" and served == []
+    out = CliRunner().invoke(cli, ["mcp", "--task", TASK, "--seed", "3", "--record", str(record), "--overwrite"])
+    assert out.exit_code == 0, out.output
+    assert [s.record_path for s in served] == [record]
+    # unwritable (under a regular file): fails at startup, not after a whole episode
+    out = CliRunner().invoke(cli, ["mcp", "--task", TASK, "--record", str(record / "x.json")])
+    assert out.exit_code != 0 and "cannot write the record" in out.output and len(served) == 1
+    out = CliRunner().invoke(cli, ["mcp", "--task", TASK, "--seed", "-1"])
+    assert out.exit_code == 2 and "-1" in out.output and len(served) == 1
+
+
+def test_cli_seeds_moves_on_to_the_first_seed_without_a_record(monkeypatch: pytest.MonkeyPatch,
+                                                              tmp_path: Path) -> None:
+    served: list[EpisodeServer] = []
+    monkeypatch.setattr("srezero.adapters.mcp_server.serve", lambda server, port=None: served.append(server))
+    monkeypatch.setattr(_common, "DEFAULT_RUNS_DIR", tmp_path / "runs")
+    seen = []
+    for _ in range(3):
+        out = CliRunner().invoke(cli, ["mcp", "--task", TASK, "--seeds", "4-6"])
+        assert out.exit_code == 0, out.output
+        seen.append(served[-1].env.seed)
+        served[-1].record_path.write_bytes(b"played")  # what the end of that episode leaves
+    assert seen == [4, 5, 6]
+    out = CliRunner().invoke(cli, ["mcp", "--task", TASK, "--seeds", "4-6"])
+    assert out.exit_code != 0 and "--overwrite" in out.output and len(served) == 3
+    for bad in (["--seeds", "2", "--seed", "1"], ["--seeds", "2", "--record", "x.json"], ["--seeds", "-1"]):
+        out = CliRunner().invoke(cli, ["mcp", "--task", TASK, *bad])
+        assert out.exit_code != 0 and len(served) == 3, bad
+
+
+def test_print_config_carries_every_option_given(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+
+    def args(*extra: str) -> list[str]:
+        out = CliRunner().invoke(cli, ["mcp", "--task", TASK, *extra, "--print-config"])
+        assert out.exit_code == 0, out.output
+        return orjson.loads(out.output)["mcpServers"]["srezero"]["args"]
+
+    # hosts start servers in a directory of their own: the record path is made absolute
+    assert args("--seed", "2", "--record", "r.json", "--overwrite") == [
+        "mcp", "--task", TASK, "--seed", "2", "--record", str(tmp_path / "r.json"), "--overwrite"]
+    assert args("--seeds", "0-4") == ["mcp", "--task", TASK, "--seeds", "0-4"]
+    assert args() == ["mcp", "--task", TASK, "--seed", "0"]
+
+
+def test_records_have_the_sweep_keys_and_replay_from_the_run_directory(oracle, tmp_path: Path,
+                                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    from srezero.sweep import records as rec
+    from srezero.sweep.runner import agent_spec
+    from srezero.sweep.runner import episode_record as sweep_record
+    from srezero.task.loader import get_task
+
+    monkeypatch.setattr(_common, "DEFAULT_RUNS_DIR", tmp_path / "runs")
+    server = EpisodeServer(TASK, SEED, record=_common.default_record_path("mcp", srezero.make(TASK, SEED)))
+    _session(server, [(a["tool"], a["args"]) for a in oracle.actions])
+    saved = orjson.loads(server.record_written.read_bytes())
+    spec = get_task(TASK)
+    swept = sweep_record(spec, rec.task_hash(spec), agent_spec("random"), SEED, None)
+    assert set(saved) == set(swept)
+    assert saved["privileged"] is False and saved["episode_id"] == server.env.episode_id
+    # the run directory replays through the ordinary CLI (replay matches records on episode_id)
+    out = CliRunner().invoke(cli, ["run", "--task", TASK, "--seed", str(SEED), "--agent", "replay",
+                                   "--replay", str(tmp_path / "runs" / "mcp"), "--json"])
+    assert out.exit_code == 0, out.output
+    replayed = orjson.loads(out.output)
+    assert replayed["result"] == saved["result"]
+    assert [t["action"] for t in replayed["trajectory"]] == [t["action"] for t in saved["trajectory"]]
+
+
+def test_no_change_notifications_are_advertised() -> None:
+    async def main() -> Any:
+        with anyio.fail_after(HANG_GUARD_S):
+            async with mcp.Client(EpisodeServer(TASK, SEED)) as client:
+                return client.server_capabilities
+
+    caps = anyio.run(main)
+    assert caps.tools.list_changed is False and caps.prompts.list_changed is False
+    assert not caps.resources.subscribe and not caps.resources.list_changed
