@@ -13,20 +13,35 @@ JSON/dict tool call); the observation is the text an agent reads; rewards, ``ter
 ``resolve``), ``truncated`` (a budget ran out) and ``info["result"]`` at the end are the core's, so
 a seeded Gymnasium rollout equals the same actions through ``srezero.make``.
 
-Seeding follows Gymnasium: ``reset(seed=s)`` plays episode seed ``s``; the first ``reset()``
-without a seed plays the ``seed`` given to ``gym.make``; later unseeded resets draw the next
-episode seed from ``self.np_random``, so a run is reproducible from its first seed.
+Seeding follows Gymnasium: ``reset(seed=s)`` plays episode seed ``s``. Without a seed given to
+``gym.make`` (the default), an unseeded ``reset()`` seeds ``self.np_random`` from OS entropy, so the
+sub-environments of a vector env play different episodes; with ``seed=s``, the first unseeded
+``reset()`` plays ``s``. Later unseeded resets draw the next episode seed from ``self.np_random``,
+so a run is reproducible from its first seed, which ``info["seed"]`` reports at every reset.
 ``reset(options={"task": ID})`` switches task.
+
+``AsyncVectorEnv`` needs ``shared_memory=False``: Gymnasium cannot pass ``Text`` observations
+through shared memory, and this env refuses it rather than let every observation be garbage.
+``copy.deepcopy``, ``pickle`` and :meth:`IncidentEnv.clone` rebuild the env by replaying its seed
+and actions (a live simulation holds generators, which cannot be copied).
 """
 
 from __future__ import annotations
 
+import copy
+import multiprocessing
+import os
 import re
+from collections.abc import Mapping
+from types import ModuleType
 from typing import Any
 
 import gymnasium as gym
+import numpy as np
 import orjson
 from gymnasium import spaces
+from gymnasium.error import CustomSpaceError
+from gymnasium.vector.utils.shared_memory import create_shared_memory
 
 import srezero
 from srezero.adapters._common import tool_declarations
@@ -52,6 +67,35 @@ def sanitize(text: str) -> str:
     if len(text) > OBS_MAX_CHARS:
         text = text[: OBS_MAX_CHARS - len(_TRUNCATED_MARK)] + _TRUNCATED_MARK
     return text
+
+
+class ObservationText(spaces.Text):
+    """The observation space: a ``Text`` space that ``AsyncVectorEnv`` cannot put in shared memory.
+
+    Gymnasium 1.x reads a ``Text`` space out of shared memory once, when ``AsyncVectorEnv`` starts,
+    as immutable strings, so every later observation would be the empty buffer decoded (100,000
+    tabs). Refusing here turns that silent garbage into Gymnasium's own error at construction,
+    which tells the user to pass ``shared_memory=False``."""
+
+
+@create_shared_memory.register(ObservationText)
+def _refuse_shared_memory(space: ObservationText, n: int = 1, ctx: ModuleType = multiprocessing) -> None:
+    raise CustomSpaceError("srezero observations are Text, which Gymnasium 1.x cannot read back from shared "
+                           "memory: use AsyncVectorEnv(..., shared_memory=False) or "
+                           "gym.make_vec(..., vector_kwargs={'shared_memory': False})")
+
+
+def _make_episode(task: Any, seed: int, reward: str, where: str) -> srezero.Episode:
+    """``srezero.make`` with every bad task value as a ValueError that says which argument was wrong."""
+    if isinstance(task, os.PathLike):
+        task = os.fspath(task)
+    if not isinstance(task, str | srezero.TaskSpec) or not task:
+        raise ValueError(f"{where} must be a task id such as 'inc-001', a 'gen:' variant id or a path to a task "
+                         f"file, not {task!r}")
+    try:
+        return srezero.make(task, seed, reward)
+    except KeyError as exc:  # an unknown id: the core's message, under the exception type Gymnasium users expect
+        raise ValueError(f"{where}: {exc.args[0]}") from None
 
 
 class IncidentEnv(gym.Env[str, str]):
@@ -86,21 +130,25 @@ class IncidentEnv(gym.Env[str, str]):
 
     metadata = {"render_modes": ["ansi"], "render_fps": 1}  # noqa: RUF012 - Gymnasium reads this class attribute
 
-    def __init__(self, task: str | None = None, seed: int = 0, render_mode: str | None = None,
+    def __init__(self, task: str | None = None, seed: int | None = None, render_mode: str | None = None,
                  reward: str = "shaped") -> None:
         if task is None:
             ids = ", ".join(t.id for t in srezero.list_tasks())
             raise ValueError(f"pass task=ID to gym.make (one of: {ids}) or a path to a task file")
         if render_mode is not None and render_mode not in self.metadata["render_modes"]:
             raise ValueError(f"render_mode must be one of {self.metadata['render_modes']} or None")
+        if seed is not None and (isinstance(seed, bool) or int(seed) < 0):
+            raise ValueError(f"seed must be None or a non-negative integer, not {seed!r}")
         self.render_mode = render_mode
-        self.task = task
-        self._seed = int(seed)
+        # None (the default): unseeded resets use OS entropy, so a vector env's sub-environments differ
+        self._seed = None if seed is None else int(seed)
         self.reward_mode = reward  # "shaped" for training; "sparse" to evaluate (shaping reveals hidden state)
-        self._episode = srezero.make(task, self._seed, reward)
+        self._episode = _make_episode(task, self._seed or 0, reward, "task")  # reset() sets the episode seed
+        self.task = task
         self._started = False
         self._last_text = ""
-        self.observation_space = spaces.Text(OBS_MAX_CHARS, min_length=0, charset=CHARSET)
+        self._actions: list[Any] = []  # every action since the last reset: clone() replays them
+        self.observation_space = ObservationText(OBS_MAX_CHARS, min_length=0, charset=CHARSET)
         self.action_space = spaces.Text(MAX_ACTION_CHARS, min_length=1, charset=CHARSET)
 
     @property
@@ -112,25 +160,29 @@ class IncidentEnv(gym.Env[str, str]):
         return self._episode
 
     def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> tuple[str, dict[str, Any]]:
+        if options is not None and not isinstance(options, Mapping):
+            raise ValueError(f"reset options must be a dict such as {{'task': 'inc-003'}}, not {type(options).__name__}")
         options = dict(options or {})
-        unknown = sorted(set(options) - {"task"})
+        unknown = sorted(map(repr, set(options) - {"task"}))
         if unknown:
-            raise ValueError(f"unknown reset option(s) {unknown}; the only option is 'task'")
+            raise ValueError(f"unknown reset option(s) {', '.join(unknown)}; the only option is 'task'")
         if "task" in options:  # build first: a bad task id leaves this env as it was
-            episode = srezero.make(options["task"], self._seed, self.reward_mode)
+            episode = _make_episode(options["task"], self._seed or 0, self.reward_mode, "reset option 'task'")
             self.task, self._episode = options["task"], episode
         if seed is None and not self._started:
-            seed = self._seed  # the first episode plays the seed given to gym.make
+            seed = self._seed  # the first episode plays the seed given to gym.make (None: OS entropy)
         super().reset(seed=seed)
         episode_seed = int(seed) if seed is not None else int(self.np_random.integers(0, 2**31 - 1))
         self._started = True
+        self._actions = []
         obs, info = self._episode.reset(seed=episode_seed)
-        info = {**info, "tool_specs": tool_declarations(), **self._obs_info(obs)}
+        info = {**info, "seed": episode_seed, "tool_specs": tool_declarations(), **self._obs_info(obs)}
         self._last_text = sanitize(obs.text)
         return self._last_text, info
 
     def step(self, action: Any) -> tuple[str, float, bool, bool, dict[str, Any]]:
-        obs, reward, terminated, truncated, info = self._episode.step(action)
+        obs, reward, terminated, truncated, info = self._episode.step(action)  # raises only before reset()
+        self._actions.append(_snapshot(action))
         info = {**info, **self._obs_info(obs)}
         self._last_text = sanitize(obs.text)
         return self._last_text, float(reward), bool(terminated), bool(truncated), info
@@ -139,6 +191,22 @@ class IncidentEnv(gym.Env[str, str]):
         """``ansi``: the last observation's text."""
         return self._last_text if self.render_mode == "ansi" else None
 
+    def clone(self) -> IncidentEnv:
+        """An independent copy in the same state, rebuilt by replaying this episode's seed and actions.
+
+        The copy continues exactly as this env would (the simulation is deterministic), including
+        later unseeded resets. It costs one reset plus one step per action so far. Changes made to
+        :attr:`episode` directly (e.g. ``finish()``) rather than through ``step`` are not replayed."""
+        return copy.deepcopy(self)
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        # A live episode holds SimPy generators, which neither pickle nor deepcopy can copy; the
+        # episode is a function of (task, seed, actions), so a copy is rebuilt from those instead.
+        config = {"task": self.task, "seed": self._seed, "render_mode": self.render_mode, "reward": self.reward_mode}
+        state = {"started": self._started, "episode_seed": self._episode.seed, "actions": self._actions,
+                 "np_random": self._np_random, "np_random_seed": self._np_random_seed, "spec": self.spec}
+        return _rebuild, (config, state)
+
     @staticmethod
     def _obs_info(obs: srezero.Observation) -> dict[str, Any]:
         # ``data`` is JSON text: its shape differs by tool (a list, a dict), and Gymnasium's vector envs
@@ -146,6 +214,30 @@ class IncidentEnv(gym.Env[str, str]):
         return {"ok": obs.ok, "error": obs.error, "step": obs.step, "steps_left": obs.steps_left,
                 "time_left_s": obs.time_left_s,
                 "data": orjson.dumps(obs.data, default=str, option=orjson.OPT_SERIALIZE_NUMPY).decode()}
+
+
+def _snapshot(action: Any) -> Any:
+    """A copy of ``action`` for replay, so a caller mutating its dict later cannot change a clone."""
+    if isinstance(action, str):
+        return action
+    try:
+        return copy.deepcopy(action)
+    except Exception:  # an uncopyable object is an invalid action anyway: replay an equally invalid stand-in
+        return repr(action)
+
+
+def _rebuild(config: dict[str, Any], state: dict[str, Any]) -> IncidentEnv:
+    env = IncidentEnv(**config)
+    env.spec = state["spec"]
+    if state["started"]:
+        obs, _ = env._episode.reset(seed=state["episode_seed"])
+        env._started, env._last_text = True, sanitize(obs.text)
+        for action in state["actions"]:
+            env.step(action)
+    rng: np.random.Generator | None = state["np_random"]
+    env._np_random = copy.deepcopy(rng)  # after the replay, which does not touch it: continues like the original
+    env._np_random_seed = state["np_random_seed"]
+    return env
 
 
 if ENV_ID not in gym.registry:

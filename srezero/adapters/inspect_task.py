@@ -2,7 +2,8 @@
 
 ::
 
-    inspect eval srezero/incident --model openai/gpt-4o -T task=inc-002 -T seeds=5
+    inspect eval srezero/incident --model openai/gpt-4o -T task=inc-002 -T seeds=5    # seeds 0..4
+    inspect eval srezero/incident --model openai/gpt-4o -T task=inc-002 -T seed=7     # seed 7 only
 
 One sample per (task, seed). Each sample gets its own seeded :class:`~srezero.episode.Episode`, the
 tools derived from the one declaration are bound to that episode, and the solver plays the model
@@ -34,6 +35,10 @@ from srezero.episode import Episode, Observation
 RESULT_KEY = "srezero_result"
 #: Set when an inspect limit (messages, tokens, time) stopped the sample before the episode ended.
 CUT_SHORT_KEY = "srezero_cut_short"
+#: How the episode ended and whether a diagnosis was submitted (for the score's explanation and answer).
+END_KEY = "srezero_end"
+NO_DIAGNOSIS = "(no diagnosis submitted)"
+NOT_EXECUTED = "not executed: the episode has ended"
 #: The score components, in report order: marks (0-100) and its terms.
 COMPONENTS = ("marks", "diagnosis", "mitigation", "evidence", "success", "penalty")
 TEXT_ACTION_HINT = "\n(Answer with a tool call; a reply without one is read as a text action.)"
@@ -44,33 +49,75 @@ def _task_ids(task: str | list[str] | None) -> list[str]:
     if task is None or task == "all":
         return [t.id for t in srezero.list_tasks()]
     if isinstance(task, str):
-        return [t.strip() for t in task.split(",") if t.strip()]
-    return [str(t) for t in task]
+        items: list[Any] = task.split(",")
+    elif isinstance(task, list | tuple):
+        items = list(task)
+    else:
+        raise ValueError(f"task={task!r}: give a task id, a comma-separated list of ids or a path to a task file")
+    ids = [str(t).strip() for t in items if str(t).strip()]
+    if not ids:
+        raise ValueError(f"task={task!r} names no task: give a task id, a comma-separated list, or leave it out "
+                         "for every curated task")
+    return list(dict.fromkeys(ids))  # a repeated id would repeat sample ids, which inspect refuses
 
 
-def _seeds(seeds: int | str | list[int], seed_start: int) -> list[int]:
+def _seed_value(value: Any, name: str) -> int:
+    """One seed: a non-negative int (or its decimal text); bools are refused, not read as 0/1."""
+    if isinstance(value, bool) or not isinstance(value, int | str):
+        raise ValueError(f"{name}={value!r}: a seed is a non-negative integer")
+    try:
+        seed = int(value.strip()) if isinstance(value, str) else value
+    except ValueError:
+        raise ValueError(f"{name}={value!r}: a seed is a non-negative integer") from None
+    if seed < 0:
+        raise ValueError(f"{name}={value!r}: seeds are non-negative")
+    return seed
+
+
+def _seeds(seeds: int | str | list[int] | None, seed_start: int = 0, seed: int | None = None) -> list[int]:
+    """The seeds to play. ``seed=S``: just S. ``seeds=N`` (an int, or its text ``"N"``: ``-T seeds=7`` and
+    ``seeds="7"`` mean the same): N seeds from ``seed_start``. A list, or text with a comma: those seeds."""
+    if seed is not None:
+        if seeds is not None:
+            raise ValueError(f"give seed={seed!r} (one seed) or seeds={seeds!r}, not both")
+        return [_seed_value(seed, "seed")]
+    if seeds is None:
+        seeds = 1
+    if isinstance(seeds, str) and "," not in seeds:
+        try:
+            seeds = int(seeds.strip())
+        except ValueError:
+            raise ValueError(f"seeds={seeds!r}: give a count, a comma-separated list of seeds, "
+                             "or seed=S for one seed") from None
     if isinstance(seeds, int) and not isinstance(seeds, bool):
         if seeds < 1:
-            raise ValueError(f"seeds={seeds}: give a count >= 1 or a comma-separated list of seeds")
-        return list(range(seed_start, seed_start + seeds))
-    items = seeds.split(",") if isinstance(seeds, str) else list(seeds)
-    try:
-        return [int(str(s).strip()) for s in items if str(s).strip()]
-    except ValueError:
-        raise ValueError(f"seeds={seeds!r}: give a count or a comma-separated list of integers") from None
+            raise ValueError(f"seeds={seeds}: give a count >= 1, a comma-separated list of seeds, or seed=S")
+        start = _seed_value(seed_start, "seed_start")
+        return list(range(start, start + seeds))
+    if isinstance(seeds, str):
+        items: list[Any] = [s for s in seeds.split(",") if s.strip()]
+    elif isinstance(seeds, list | tuple):  # inspect's CLI splits -T seeds=0,7 into ["0", "7"] ("7," into ["7", ""])
+        items = [s for s in seeds if not (isinstance(s, str) and not s.strip())]
+    else:
+        raise ValueError(f"seeds={seeds!r}: give a count, a comma-separated list of seeds, or seed=S for one seed")
+    if not items:
+        raise ValueError(f"seeds={seeds!r} names no seed")
+    return list(dict.fromkeys(_seed_value(s, "seeds") for s in items))
 
 
-def incident_dataset(task: str | list[str] | None = None, seeds: int | str | list[int] = 1,
-                     seed_start: int = 0) -> MemoryDataset:
-    """One sample per task and seed; the input is the page the on-call engineer receives."""
-    samples = []
+def incident_dataset(task: str | list[str] | None = None, seeds: int | str | list[int] | None = None,
+                     seed_start: int = 0, seed: int | None = None) -> MemoryDataset:
+    """One sample per task and seed; the input is the page the on-call engineer receives.
+
+    ``seeds`` defaults to 1 (seed ``seed_start``); see :func:`_seeds` for the accepted forms."""
+    samples: dict[str, Sample] = {}
     for tid in _task_ids(task):
-        for seed in _seeds(seeds, seed_start):
-            env = srezero.make(tid, seed)
-            obs, _ = env.reset(seed=seed)
-            samples.append(Sample(id=f"{env.spec.id}-seed-{seed}", input=obs.text,
-                                  metadata={"task_id": tid, "seed": seed}))
-    return MemoryDataset(samples, name="srezero")
+        for s in _seeds(seeds, seed_start, seed):
+            env = srezero.make(tid, s)
+            obs, _ = env.reset(seed=s)
+            sample_id = f"{env.spec.id}-seed-{s}"  # an id and a path to the same task are one sample
+            samples.setdefault(sample_id, Sample(id=sample_id, input=obs.text, metadata={"task_id": tid, "seed": s}))
+    return MemoryDataset(list(samples.values()), name="srezero")
 
 
 # ---------------------------------------------------------------------------- tools
@@ -88,13 +135,30 @@ def finish_episode(env: Episode) -> None:
 
     Call it at the end of your own solver that uses :func:`episode_tools`: a sample whose episode
     ended by ``resolve`` or a budget is kept already, but one your solver stopped early is not."""
-    store().set(RESULT_KEY, orjson.loads(orjson.dumps(env.finish())))
+    result = env.finish()
+    store().set(RESULT_KEY, orjson.loads(orjson.dumps(result)))
+    submitted = any(t["tool"] == "submit_diagnosis" and t["ok"] for t in env.trajectory)
+    store().set(END_KEY, {"how": _how_it_ended(env, result), "diagnosis_submitted": submitted})
+
+
+def _how_it_ended(env: Episode, result: dict[str, Any]) -> str:
+    if result["resolved"]:
+        return "ended by resolve" + (" while a root cause was still active" if result["premature_resolution"] else "")
+    budget = env.spec.budget
+    if result["steps"] >= budget.steps:
+        return f"the step budget ran out ({budget.steps} steps)"
+    if result["sim_seconds"] >= budget.time_s:
+        return f"the simulated-time budget ran out ({budget.time_s / 60:g} min)"
+    return "stopped before resolve or a budget; scored as truncated"
 
 
 def episode_tools(env: Episode) -> list[ToolDef]:
     """The declared tools as inspect ToolDefs bound to one episode (usable by any inspect solver).
 
-    When a call ends the episode (``resolve`` or a budget), its result is kept for the scorer."""
+    When a call ends the episode (``resolve`` or a budget), its result is kept for the scorer. Under
+    inspect's own tool loop (``react``, ``generate(tool_calls="loop")``) inspect rejects malformed calls
+    before they reach the episode, so they are not counted as invalid actions: report numbers from
+    :func:`incident_agent` (docs/integrations.md shows a ``react`` recipe that stops at the end)."""
 
     def bind(name: str) -> Any:
         async def execute(**kwargs: Any) -> str:
@@ -127,10 +191,13 @@ def incident_agent() -> Solver:
                 message = state.output.message
                 if message.tool_calls:
                     for call in message.tool_calls:
+                        if obs.done:  # every call needs its tool message, or the transcript is not valid to send
+                            state.messages.append(ChatMessageTool(content=NOT_EXECUTED, tool_call_id=call.id,
+                                                                  function=call.function,
+                                                                  error=ToolCallError("unknown", NOT_EXECUTED)))
+                            continue
                         obs = env.step(_call_action(call))[0]
                         state.messages.append(_tool_message(call, obs))
-                        if obs.done:
-                            break
                 else:
                     obs = env.step(message.text)[0]
                     state.messages.append(ChatMessageUser(content=obs.text + ("" if obs.ok else TEXT_ACTION_HINT)))
@@ -146,7 +213,10 @@ def incident_agent() -> Solver:
 
 
 def _tool_message(call: ToolCall, obs: Observation) -> ChatMessageTool:
-    error = None if obs.ok else ToolCallError("parsing", obs.error or "invalid action")
+    # "parsing" only when inspect could not parse the call's arguments; a call the episode refused
+    # (unknown tool, bad value, a domain error) is not a parse error
+    kind = "parsing" if call.parse_error else "unknown"
+    error = None if obs.ok else ToolCallError(kind, obs.error or "invalid action")
     return ChatMessageTool(content=obs.text, tool_call_id=call.id, function=call.function, error=error)
 
 
@@ -172,20 +242,27 @@ def incident_scorer() -> Scorer:
                          explanation="no episode result: the episode never started, or a solver using "
                                      "episode_tools() stopped before resolve or a budget without finish_episode(env)")
         claims = result["diagnosis"].get("claims") or []
-        explanation = summary_line(result)
+        end = state.store.get(END_KEY) or {"how": "ended", "diagnosis_submitted": bool(claims)}
+        how = end["how"]
         if state.store.get(CUT_SHORT_KEY):
-            explanation = ("stopped by an inspect limit before resolve or a budget; scored as truncated (the world "
-                           "verified as the agent left it). " + explanation)
-        return Score(value=score_components(result), answer=orjson.dumps(claims).decode(),
-                     explanation=explanation, metadata={"result": result})
+            how = ("stopped by an inspect limit before resolve or a budget; scored as truncated (the world "
+                   "verified as the agent left it)")
+        terms = ", ".join(f"{k} {v:+.1f}" for k, v in result["marks_terms"].items() if v) or "none"
+        explanation = f"{how}. {summary_line(result)}. Marks terms: {terms}."
+        # "[]" is an answer (no fault); not calling submit_diagnosis at all is a different one
+        answer = orjson.dumps(claims).decode() if end["diagnosis_submitted"] else NO_DIAGNOSIS
+        return Score(value=score_components(result), answer=answer, explanation=explanation,
+                     metadata={"result": result})
 
     return score
 
 
 # ---------------------------------------------------------------------------- task
 @task
-def incident(task: str | None = None, seeds: int | str = 1, seed_start: int = 0) -> Task:
-    """srezero incidents: ``-T task=ID`` (comma list, or all curated tasks by default),
-    ``-T seeds=N`` (N seeds from ``seed_start``) or ``-T seeds=3,7,11``."""
-    return Task(dataset=incident_dataset(task, seeds, seed_start), solver=incident_agent(),
+def incident(task: str | None = None, seeds: int | str | list[int] | None = None, seed_start: int = 0,
+             seed: int | None = None) -> Task:
+    """srezero incidents: ``-T task=ID`` (comma list, or all curated tasks by default);
+    ``-T seeds=N`` (N seeds from ``seed_start``, default 1), ``-T seeds=3,7,11`` (those seeds) or
+    ``-T seed=7`` (that seed only)."""
+    return Task(dataset=incident_dataset(task, seeds, seed_start, seed), solver=incident_agent(),
                 scorer=incident_scorer())

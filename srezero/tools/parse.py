@@ -8,11 +8,15 @@ Accepted forms:
   declared order, Python or JSON literals;
 * a kubectl-style command ``kubectl get pods`` (see :mod:`srezero.tools.kubectl`);
 * an :class:`Action`.
+
+A text action wrapped in one markdown code fence (with or without a language tag) or one pair of
+backticks is read without that wrapping: models often format a plain-text reply that way.
 """
 
 from __future__ import annotations
 
 import ast
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -21,6 +25,8 @@ import orjson
 from srezero.tools.registry import ToolError, load_tools
 
 MAX_ACTION_CHARS = 20_000
+#: A code fence's info string: empty or one word such as ``json``, ``python``, ``bash``.
+_FENCE_INFO = re.compile(r"[A-Za-z0-9_+.-]*")
 _LITERAL_NAMES = {"true": True, "false": False, "null": None, "none": None, "True": True, "False": False, "None": None}
 
 
@@ -39,12 +45,31 @@ def _literal(node: ast.expr) -> Any:
         raise ToolError("arguments must be literals (strings, numbers, booleans, lists or dicts)") from None
 
 
+def unwrap_markdown(text: str) -> str:
+    """``text`` (already stripped) without one surrounding code fence or pair of backticks.
+
+    Only a single, complete wrapping is removed: text with backticks inside is left as it is, so it
+    fails to parse as before instead of being guessed at."""
+    if len(text) >= 6 and text.startswith("```") and text.endswith("```"):
+        inner = text[3:-3]
+        if "`" in inner:
+            return text
+        head, newline, body = inner.partition("\n")
+        if newline and body.strip() and _FENCE_INFO.fullmatch(head.strip()):
+            inner = body  # the opening line is a language tag (json, python, bash...) or empty
+        return inner.strip()
+    if len(text) >= 2 and text[0] == text[-1] == "`" and "`" not in text[1:-1]:
+        return text[1:-1].strip()
+    return text
+
+
 def parse_text(text: str) -> tuple[str, dict[str, Any]]:
     text = text.strip()
-    if not text:
-        raise ToolError("empty action; write a tool call such as get_alerts()")
     if len(text) > MAX_ACTION_CHARS:
         raise ToolError(f"action is {len(text)} characters long; the limit is {MAX_ACTION_CHARS}")
+    text = unwrap_markdown(text)
+    if not text:
+        raise ToolError("empty action; write a tool call such as get_alerts()")
     if text.startswith(("kubectl ", "k ")) or text == "kubectl":
         try:
             from srezero.tools.kubectl import translate

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import copy
+import pickle
 import warnings
 
 import pytest
@@ -9,7 +11,7 @@ import pytest
 gym = pytest.importorskip("gymnasium")
 
 from gymnasium.utils.env_checker import check_env  # noqa: E402
-from gymnasium.vector import SyncVectorEnv  # noqa: E402
+from gymnasium.vector import AsyncVectorEnv, SyncVectorEnv  # noqa: E402
 
 import srezero  # noqa: E402
 from srezero.adapters.gym import CHARSET, ENV_ID, IncidentEnv, sanitize  # noqa: E402
@@ -91,9 +93,20 @@ def test_reset_options_switch_task_and_reject_unknown_keys() -> None:
         env.reset(options={"difficulty": "hard"})
     with pytest.raises(ValueError, match="task=ID"):
         IncidentEnv()
-    with pytest.raises(KeyError, match="unknown task"):  # leaves the env on its task, not half-switched
-        env.reset(options={"task": "inc-999"})
-    assert env.unwrapped.task == TASK and env.unwrapped.episode.spec.id == TASK
+    for bad, message in (("inc-999", "unknown task 'inc-999'"), (None, "not None"), ("", "not ''"),
+                         (3, "not 3"), ("gen:nope", "not a valid generated task id")):
+        with pytest.raises(ValueError, match=message):  # leaves the env on its task, not half-switched
+            env.reset(options={"task": bad})
+        assert env.unwrapped.task == TASK and env.unwrapped.episode.spec.id == TASK
+    with pytest.raises(ValueError, match="reset options must be a dict"):
+        env.reset(options=["task"])
+    with pytest.raises(ValueError, match="task must be a task id"):
+        IncidentEnv(task=7)
+    with pytest.raises(ValueError, match="unknown task"):
+        IncidentEnv(task="inc-999")
+    for seed in (-1, True):
+        with pytest.raises(ValueError, match="seed must be None or a non-negative integer"):
+            IncidentEnv(task=TASK, seed=seed)
     for key in ("Description", "Actions", "Observations", "Rewards", "Episode end"):  # the env card
         assert f"**{key}.**" in IncidentEnv.__doc__
 
@@ -146,3 +159,73 @@ def test_sanitize_keeps_simulator_text_and_maps_the_rest() -> None:
     assert sanitize(text) == text
     assert sanitize("a\u202eb\U0001F600") == "a?b?"
     assert set(sanitize("x" * 200_000)) <= set(CHARSET)
+
+
+def test_unseeded_vector_resets_play_different_episodes_and_a_seed_stays_deterministic() -> None:
+    venv = gym.make_vec(MAKE_ID, num_envs=3, vectorization_mode="sync", task=TASK)
+    obs, info = venv.reset()  # no seed anywhere: OS entropy per sub-environment
+    assert len(set(info["seed"])) == 3 and len(set(obs)) == 3
+    for k, sub in enumerate(venv.envs):  # info["seed"] is the episode seed each one played
+        assert sub.unwrapped.episode.seed == info["seed"][k]
+        assert obs[k] == core_rollout(TASK, int(info["seed"][k]), []).page
+    venv.close()
+
+    def seeded() -> tuple[tuple[str, ...], list[int]]:
+        v = gym.make_vec(MAKE_ID, num_envs=2, vectorization_mode="sync", task=TASK)
+        pages, inf = v.reset(seed=5)
+        v.step(("resolve()",) * 2)
+        v.step(("get_alerts()",) * 2)  # next-step autoreset: the follow-up seeds come from np_random
+        nxt = [e.unwrapped.episode.seed for e in v.envs]
+        v.close()
+        return pages, [int(s) for s in inf["seed"]] + nxt
+
+    first, second = seeded(), seeded()
+    assert first == second and first[1][:2] == [5, 6]
+    assert gym.make(MAKE_ID, task=TASK).reset()[1]["seed"] != gym.make(MAKE_ID, task=TASK).reset()[1]["seed"]
+
+
+def test_async_vector_env_without_shared_memory_equals_sync() -> None:
+    fns = [lambda: gym.make(MAKE_ID, task=TASK) for _ in range(2)]
+    sync = SyncVectorEnv(fns)
+    asyn = AsyncVectorEnv(fns, shared_memory=False, context="fork")
+    try:
+        assert sync.reset(seed=[SEED, SEED + 1])[0] == asyn.reset(seed=[SEED, SEED + 1])[0]
+        for actions in (("get_alerts()", "get_topology()"), ("bogus", 'get_config(service="database")')):
+            s_obs, s_rew, *_ = sync.step(actions)
+            a_obs, a_rew, *_ = asyn.step(actions)
+            assert s_obs == a_obs and list(s_rew) == list(a_rew)
+            assert all(len(o) < 20_000 for o in a_obs)  # real text, not a decoded empty buffer
+    finally:
+        asyn.close()
+        sync.close()
+
+
+def test_async_vector_env_with_shared_memory_is_refused_with_the_fix() -> None:
+    with pytest.raises(ValueError, match="shared_memory=False") as caught:
+        AsyncVectorEnv([lambda: gym.make(MAKE_ID, task=TASK)], shared_memory=True)
+    assert "shared_memory=False" in str(caught.value.__cause__)
+
+
+def test_deepcopy_pickle_and_clone_continue_like_the_original() -> None:
+    def fresh() -> gym.Env:
+        env = gym.make(MAKE_ID, task=TASK, seed=3)
+        env.reset()
+        action = {"tool": "get_config", "args": {"service": "database"}}
+        env.step("get_alerts()")
+        env.step(action)
+        action["args"]["service"] = "nope"  # mutating a stepped action later must not change the copy
+        env.step('restart(target="database")')
+        return env
+
+    def go_on(env: gym.Env) -> list:
+        out = [env.step(a)[:4] for a in ("wait(seconds=120)", 'get_status(service="database")', "resolve()")]
+        return [*out, env.reset()[0], env.unwrapped.episode.trajectory]  # the next unseeded reset too
+
+    reference = go_on(fresh())
+    for copier in (copy.deepcopy, lambda e: pickle.loads(pickle.dumps(e)), lambda e: e.unwrapped.clone()):
+        original = fresh()
+        twin = copier(original)
+        assert go_on(twin) == reference
+        assert go_on(original) == reference  # the original is untouched by its copy
+    unstarted = copy.deepcopy(gym.make(MAKE_ID, task=TASK, seed=4))
+    assert unstarted.reset()[0] == core_rollout(TASK, 4, []).page

@@ -1,0 +1,61 @@
+"""The text-action parser: markdown wrapping around a plain-text action is read through, once."""
+
+from __future__ import annotations
+
+import pytest
+
+import srezero
+from srezero.tools.parse import parse_action, unwrap_markdown
+from srezero.tools.registry import ToolError
+
+
+@pytest.mark.parametrize("wrapped", [
+    "```\nget_alerts()\n```",
+    "```python\nget_alerts()\n```",
+    "  ```\nget_alerts()\n```\n",
+    "```get_alerts()```",
+    "`get_alerts()`",
+    "` get_alerts() `",
+])
+def test_one_code_fence_or_pair_of_backticks_is_stripped(wrapped: str) -> None:
+    assert parse_action(wrapped) == parse_action("get_alerts()")
+
+
+def test_fenced_json_kubectl_and_arguments_parse_like_the_bare_action() -> None:
+    call = 'search_logs(service="database", pattern="timeout")'
+    assert parse_action(f"```\n{call}\n```") == parse_action(call)
+    assert parse_action('```json\n{"tool": "get_alerts", "args": {}}\n```') == parse_action("get_alerts()")
+    assert parse_action("```bash\nkubectl get pods\n```") == parse_action("kubectl get pods")
+    # a one-word fenced action is the action, not a language tag
+    assert parse_action("```\nget_alerts\n```") == parse_action("```get_alerts\n```") == parse_action("get_alerts()")
+
+
+@pytest.mark.parametrize("text", [
+    "``get_alerts()``",                            # two pairs of backticks: not one wrapping
+    "```\n```get_alerts()```\n```",                # nested fences
+    "`get_alerts()` then `get_status()`",          # prose with inline code
+    "```\nget_alerts()\n```\n```\nget_status()\n```",  # two fenced blocks
+    "```\nget_alerts()",                           # an unclosed fence
+])
+def test_anything_but_a_single_wrapping_is_left_alone_and_rejected(text: str) -> None:
+    assert unwrap_markdown(text.strip()) == text.strip()
+    with pytest.raises(ToolError):
+        parse_action(text)
+
+
+@pytest.mark.parametrize("text", ["``", "```\n```", "``````", "` `"])
+def test_an_empty_wrapping_is_an_empty_action(text: str) -> None:
+    with pytest.raises(ToolError, match="empty action"):
+        parse_action(text)
+
+
+def test_a_wrapped_action_steps_the_episode_exactly_like_the_bare_one() -> None:
+    def play(actions: list[str]) -> list[str]:
+        env = srezero.make("inc-002", 3)
+        env.reset(seed=3)
+        texts = [env.step(a)[0].text for a in actions]
+        assert env.st.invalid == 0
+        return texts
+
+    bare = ["get_alerts()", 'get_config(service="database")']
+    assert play([f"```\n{bare[0]}\n```", f"`{bare[1]}`"]) == play(bare)
