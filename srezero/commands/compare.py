@@ -34,9 +34,13 @@ def compare_cmd(a: str, b: str, as_json: bool, top: int) -> None:
     click.echo(f"paired episodes: {result['episodes']} over {result['tasks']} tasks"
                + (f" (left out: {result['only_a']} only A ran, {result['only_b']} only B ran)"
                   if result["only_a"] or result["only_b"] else ""))
-    click.echo(f"marks     A {m['a']:6.1f}   B {m['b']:6.1f}   A - B {m['diff']:+6.1f}  95% CI [{m['lo']:+.1f}, {m['hi']:+.1f}]")
-    click.echo(f"success   A {100 * s['a']:5.0f}%   B {100 * s['b']:5.0f}%   A - B {100 * s['diff']:+5.0f}%  "
-               f"95% CI [{100 * s['lo']:+.0f}%, {100 * s['hi']:+.0f}%]")
+    if result["other_version"]:
+        click.secho(f"left out {result['other_version']} shared episode(s) whose task file differs between the "
+                    "two sides (task_hash)", fg="yellow", err=True)
+    ci_m = f"95% CI [{m['lo']:+.1f}, {m['hi']:+.1f}]" if m["lo"] is not None else "95% CI n/a"
+    ci_s = f"95% CI [{100 * s['lo']:+.0f}%, {100 * s['hi']:+.0f}%]" if s["lo"] is not None else "95% CI n/a"
+    click.echo(f"marks     A {m['a']:6.1f}   B {m['b']:6.1f}   A - B {m['diff']:+6.1f}  {ci_m}")
+    click.echo(f"success   A {100 * s['a']:5.0f}%   B {100 * s['b']:5.0f}%   A - B {100 * s['diff']:+5.0f}%  {ci_s}")
     click.echo(f"tasks: A higher on {result['wins']}, the same on {result['ties']}, lower on {result['losses']}")
     click.secho(verdict(result), bold=True)
     if top:

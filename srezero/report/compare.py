@@ -4,6 +4,10 @@ Marginal intervals overlap long before a difference stops being real: two agents
 share most of their variance (a hard task is hard for both). Pairing each (task, seed) episode of
 one agent with the same episode of the other removes it. The interval of the mean difference
 resamples whole tasks, like the summary's agent intervals, because the seeds of a task are correlated.
+
+The resampling is seeded from the paired cells, never from names: the same data gives the same
+interval whatever the run directories are called, and swapping A and B mirrors it exactly. Episodes
+whose task file differs between the two sides (``task_hash``) are not paired.
 """
 
 from __future__ import annotations
@@ -15,6 +19,12 @@ from typing import Any
 import numpy as np
 
 from srezero.report.load import Ep, Run, RunDirError, load_run
+
+#: Resamples of the paired bootstrap (two metrics only, so more than the summary's 1,000).
+RESAMPLES = 10_000
+#: Fewer tasks than this give no verdict: a percentile bootstrap over a handful of clusters is not a
+#: 95% interval, and one task (or a constant difference) gives a zero-width "interval".
+MIN_TASKS = 5
 
 
 @dataclass(frozen=True)
@@ -30,10 +40,14 @@ class Side:
 
 
 def parse_side(text: str) -> Side:
-    """``RUN_DIR:AGENT``, or ``RUN_DIR`` when the run holds one agent that is not an upper bound."""
-    path, sep, agent = text.rpartition(":")
-    if sep and path and Path(path).exists():
-        return Side(Path(path), agent)
+    """``RUN_DIR:AGENT``, or ``RUN_DIR`` when the run holds one agent that is not an upper bound.
+
+    Agent labels may contain colons (``human:ada``, ``llm-react@vendor:model``), so the run is the
+    shortest prefix before a colon that exists on disk."""
+    if not Path(text).exists():
+        for i, ch in enumerate(text):
+            if ch == ":" and i and i < len(text) - 1 and Path(text[:i]).exists():
+                return Side(Path(text[:i]), text[i + 1:])
     run = load_run(text)
     ranked = sorted({e.agent for e in run.episodes if not e.upper_bound})
     if len(ranked) != 1:
@@ -54,19 +68,27 @@ def compare(a: Side, b: Side) -> dict[str, Any]:
 
     runs = {path: load_run(path) for path in (a.run, b.run)}  # two agents of one run: read it once
     ea, eb = _episodes(a, runs[a.run]), _episodes(b, runs[b.run])
-    cells = sorted(set(ea) & set(eb))
-    if not cells:
+    shared = sorted(set(ea) & set(eb))
+    cells = [c for c in shared if ea[c].record.get("task_hash") == eb[c].record.get("task_hash")]
+    if not shared:
         raise RunDirError(f"{a.name} and {b.name} share no (task, seed) episode")
+    if not cells:
+        raise RunDirError(f"{a.name} and {b.name} ran different versions of every shared task (task_hash "
+                          "differs): their episodes are not comparable")
     tasks = np.array([t for t, _ in cells])
-    out: dict[str, Any] = {"a": a.name, "b": b.name, "episodes": len(cells), "tasks": len(set(tasks.tolist())),
-                           "only_a": len(set(ea) - set(eb)), "only_b": len(set(eb) - set(ea))}
-    key = f"compare\x1f{a.name}\x1f{b.name}"
+    n_tasks = len(set(tasks.tolist()))
+    out: dict[str, Any] = {"a": a.name, "b": b.name, "episodes": len(cells), "tasks": n_tasks,
+                           "only_a": len(set(ea) - set(eb)), "only_b": len(set(eb) - set(ea)),
+                           "other_version": len(shared) - len(cells), "resamples": RESAMPLES}
+    # seeded from the cells: independent of names, and swapping A and B mirrors the interval
+    key = "compare\x1f" + "\x1f".join(f"{t}\x1e{s}" for t, s in cells)
     for metric, get in (("marks", lambda e: e.marks), ("success", lambda e: float(e.success))):
         va = np.array([get(ea[c]) for c in cells])
         vb = np.array([get(eb[c]) for c in cells])
-        diff = bootstrap(va - vb, f"{key}\x1f{metric}", clusters=tasks)
+        diff = bootstrap(va - vb, f"{key}\x1f{metric}", resamples=RESAMPLES, clusters=tasks)
+        lo, hi = (diff["lo"], diff["hi"]) if n_tasks >= MIN_TASKS else (None, None)
         out[metric] = {"a": round(float(va.mean()), 6), "b": round(float(vb.mean()), 6),
-                       "diff": diff["mean"], "lo": diff["lo"], "hi": diff["hi"]}
+                       "diff": diff["mean"], "lo": lo, "hi": hi}
     per_task: dict[str, list[float]] = {}
     for c in cells:
         per_task.setdefault(c[0], []).append(ea[c].marks - eb[c].marks)
@@ -80,6 +102,9 @@ def compare(a: Side, b: Side) -> dict[str, Any]:
 
 def verdict(r: dict[str, Any]) -> str:
     m = r["marks"]
+    if r["tasks"] < MIN_TASKS:
+        return (f"too few tasks to tell ({r['tasks']}; a verdict needs at least {MIN_TASKS}): compare over more "
+                "tasks, or read the per-task differences")
     if m["lo"] is not None and m["lo"] > 0:
         return f"{r['a']} scores higher: the 95% CI of the difference excludes 0"
     if m["hi"] is not None and m["hi"] < 0:

@@ -11,7 +11,7 @@ from click.testing import CliRunner
 from report_helpers import LLM
 
 from srezero.cli import cli
-from srezero.report.compare import Side, compare, parse_side
+from srezero.report.compare import MIN_TASKS, Side, compare, parse_side, verdict
 from srezero.report.load import RunDirError
 
 Run = tuple[Path, list[dict[str, Any]]]
@@ -24,7 +24,9 @@ def test_paired_difference_matches_the_records(small_run: Run) -> None:
     cells = [(t, s) for (a, t, s) in marks if a == "oracle"]
     want = sum(marks[("oracle", t, s)] - marks[("random", t, s)] for t, s in cells) / len(cells)
     assert r["episodes"] == 6 and r["tasks"] == 3 and r["marks"]["diff"] == pytest.approx(want, abs=1e-6)
-    assert r["marks"]["lo"] > 0 and r["wins"] == 3 and r["losses"] == 0
+    assert r["wins"] == 3 and r["losses"] == 0
+    assert r["marks"]["lo"] is None and r["success"]["hi"] is None  # 3 tasks: no interval, no verdict
+    assert verdict(r).startswith("too few tasks to tell (3; a verdict needs at least 5)")
     assert [p["task"] for p in r["per_task"]] and r["per_task"][0]["diff"] >= r["per_task"][-1]["diff"]
     assert compare(Side(run, "oracle"), Side(run, "random")) == r  # deterministic
 
@@ -43,8 +45,46 @@ def test_sides_and_errors(small_run: Run, tmp_path: Path) -> None:
     with pytest.raises(RunDirError, match="no records for agent 'nobody'"):
         compare(Side(run, "nobody"), Side(run, "random"))
     out = CliRunner().invoke(cli, ["compare", f"{run}:oracle", f"{run}:random"])
-    assert out.exit_code == 0 and "scores higher" in out.output and "A higher on 3" in out.output, out.output
+    assert out.exit_code == 0 and "too few tasks" in out.output and "A higher on 3" in out.output, out.output
+    assert "95% CI n/a" in out.output
     out = CliRunner().invoke(cli, ["compare", f"{run}:oracle", f"{run}:random", "--json"])
     assert orjson.loads(out.output)["wins"] == 3
     out = CliRunner().invoke(cli, ["compare", str(run), f"{run}:random"])
     assert out.exit_code == 1 and "name one as" in out.output and "Traceback" not in out.output
+
+
+def test_an_agent_label_with_colons_is_parsed(small_run: Run) -> None:
+    run, _ = small_run
+    assert parse_side(f"{run}:human:ada") == Side(run, "human:ada")
+    assert parse_side(f"{run}:llm-react@vendor:model") == Side(run, "llm-react@vendor:model")
+
+
+def test_episodes_of_another_task_version_are_not_paired(small_run: Run, tmp_path: Path) -> None:
+    run, recs = small_run
+    other = tmp_path / "other"
+    for rec in recs:  # the same records, one task file edited since
+        if rec["agent"] != "random":
+            continue
+        changed = dict(rec, task_hash="sha256:edited") if rec["task_id"] == recs[0]["task_id"] else rec
+        path = other / "episodes" / "random" / rec["task_id"] / f"seed-{rec['seed']:04d}.json"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(orjson.dumps(changed))
+    r = compare(Side(run, "oracle"), Side(other, "random"))
+    assert r["other_version"] == 2 and r["episodes"] == 4 and r["tasks"] == 2
+    out = CliRunner().invoke(cli, ["compare", f"{run}:oracle", f"{other}:random"])
+    assert "left out 2 shared episode(s) whose task file differs" in out.output
+
+
+REFERENCE = Path(__file__).resolve().parents[2] / "records"
+
+
+@pytest.mark.skipif(not (REFERENCE / "episodes").is_dir(), reason="records/ has not been generated")
+def test_the_interval_depends_on_the_data_not_on_names_or_order(tmp_path: Path) -> None:
+    a = compare(Side(REFERENCE, "runbook"), Side(REFERENCE, "greedy"))
+    link = tmp_path / "another-name"
+    link.symlink_to(REFERENCE, target_is_directory=True)
+    renamed = compare(Side(link, "runbook"), Side(link, "greedy"))
+    swapped = compare(Side(REFERENCE, "greedy"), Side(REFERENCE, "runbook"))
+    assert a["tasks"] == 43 >= MIN_TASKS and a["marks"]["lo"] > 0  # the quoted verdict: runbook is better
+    assert (renamed["marks"]["lo"], renamed["marks"]["hi"]) == (a["marks"]["lo"], a["marks"]["hi"])
+    assert (swapped["marks"]["lo"], swapped["marks"]["hi"]) == pytest.approx((-a["marks"]["hi"], -a["marks"]["lo"]))
