@@ -95,9 +95,14 @@ def coverage(eps: list[Ep], manifest: dict[str, Any]) -> dict[str, Any]:
     warnings, notes = [], []
     if ranked and any(cells[a] != shared for a in ranked):
         counts = ", ".join(f"{a} {len(cells[a])}" for a in ranked)
-        warnings.append(f"The agents ran different (task, seed) cells ({counts}; {len(shared)} in common), so their "
-                        "marks are not comparable: rerun the sweep to complete it, or report with --common to rank "
-                        "them on the shared cells only.")
+        if all(groups[a][0].hints is not None for a in ranked):  # a class's play records, not a sweep
+            warnings.append(f"The players played different (task, seed) episodes ({counts}; {len(shared)} in common), "
+                            "so their marks are not directly comparable: read them per task (the task pages), or have "
+                            "everyone play the same task and seed.")
+        else:
+                warnings.append(f"The agents ran different (task, seed) cells ({counts}; {len(shared)} in common), so "
+                            "their marks are not comparable: rerun the sweep to complete it, or report with --common "
+                            "to rank them on the shared cells only.")
     if grid and len(eps) < grid:
         notes.append(f"The manifest lists {grid} episodes (agents x tasks x seeds); {len(eps)} are in this report "
                      "(a sweep stopped early, runs that asked for different subsets, or a selection).")
@@ -135,6 +140,9 @@ def leaderboard(eps: list[Ep]) -> list[dict[str, Any]]:
             "ttd_s": clean(_median(e.ttd_s for e in ok if e.ttd_s is not None)),
             "ttm_s": clean(_median(e.ttm_s for e in ok if e.ttm_s is not None)),
             "cost_usd": clean(_mean(costs)) if costs else None,
+            # play records only: a teacher sees who needed hints
+            "hints": clean(_mean(h for e in all_eps if (h := e.hints) is not None))
+            if any(e.hints is not None for e in all_eps) else None,
         })
     return rows
 

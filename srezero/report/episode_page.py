@@ -136,7 +136,8 @@ def episode_page(e: Ep, rep: Replay | None, replayed: bool = True, failure: str 
         _card("diagnosis", num(e.diagnosis, ".2f")), _card("mitigated", _badge(e.mitigated)),
         _card("evidence", num(e.evidence, ".2f")), _card("steps", str(e.steps)),
         _card("sim time", num(result.get("sim_seconds"), ".0f", " s")), _card("TTD", num(e.ttd_s, ".0f", " s")),
-        _card("TTM", num(e.ttm_s, ".0f", " s"))] + ([_card("cost", num(e.cost_usd, ".4f", " $"))] if e.is_llm else []))
+        _card("TTM", num(e.ttm_s, ".0f", " s"))] + ([_card("cost", num(e.cost_usd, ".4f", " $"))] if e.is_llm else [])
+        + ([_card("hints taken", str(e.hints))] if e.hints is not None else []))
     fails = ", ".join(failure_labels(e)) or "none"
     body = (f'<p><a href="../index.html">« report</a> · <a href="../tasks/{esc(safe_name(e.task_id))}.html">task {esc(e.task_id)}</a></p>'
             f'<h1 id="episode-title">{esc(e.task_id)} · {esc(e.agent)} · seed {e.seed}</h1>'

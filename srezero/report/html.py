@@ -94,14 +94,19 @@ def leaderboard_cells(r: dict[str, Any]) -> list[tuple[str, Any]]:
 
 
 def leaderboard_html(rows: list[dict[str, Any]]) -> str:
-    base = [leaderboard_cells(r) for r in rows if not r["upper_bound"]]
-    ub = [leaderboard_cells(r) for r in rows if r["upper_bound"]]
+    cols = LEADER_COLS
+    cells = leaderboard_cells
+    if any(r.get("hints") is not None for r in rows):  # play records: hints taken per episode
+        cols = (*LEADER_COLS, ("hints", "hints/ep", True))
+        cells = lambda r: [*leaderboard_cells(r), (num(r.get("hints"), ".1f"), r.get("hints"))]  # noqa: E731
+    base = [cells(r) for r in rows if not r["upper_bound"]]
+    ub = [cells(r) for r in rows if r["upper_bound"]]
     ub_body = ""
     if ub:
         ub_body = '<tbody class="upper-bound">' + "".join(
-            "<tr>" + "".join(f"<td{' class=num' if n else ''}>{c}</td>" for (c, _), (_, _, n) in zip(row, LEADER_COLS))
+            "<tr>" + "".join(f"<td{' class=num' if n else ''}>{c}</td>" for (c, _), (_, _, n) in zip(row, cols))
             + "</tr>" for row in ub) + "</tbody>"
-    return table(LEADER_COLS, base, tid="leaderboard-table", sortable=True, extra_bodies=ub_body)
+    return table(cols, base, tid="leaderboard-table", sortable=True, extra_bodies=ub_body)
 
 
 def failures_html(f: dict[str, Any]) -> str:

@@ -75,6 +75,11 @@ class Ep:
     def is_llm(self) -> bool:
         return "usage" in self.record
 
+    @property
+    def hints(self) -> int | None:
+        """Hints a player took (``srezero play --hints``); None for records that cannot take hints."""
+        return len(self.record["hints"]) if isinstance(self.record.get("hints"), list) else None
+
 
 @dataclass
 class Run:

@@ -51,6 +51,10 @@ def leaderboard_md(rows: list[dict[str, Any]]) -> str:
              _pct(r["mitigation"]), _f(r["evidence"], ".2f"), _f(r["invalid"], ".2f"), _f(r["wrong_fixes"], ".2f"),
              _f(r["ttd_s"], ".0f"), _f(r["ttm_s"], ".0f"), str(r["errors"]), _f(r["cost_usd"], ".4f")]
             for r in ordered]
+    if any(r.get("hints") is not None for r in ordered):  # play records: hints taken per episode
+        headers.append("hints/ep")
+        for row, r in zip(body, ordered):
+            row.append(_f(r.get("hints"), ".1f"))
     return md_table(headers, body)
 
 
