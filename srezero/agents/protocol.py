@@ -1,16 +1,25 @@
-"""The agent protocol every baseline and user agent implements.
+"""The agent protocol every baseline and user agent implements (guide: docs/extending.md#add-an-agent).
 
-An agent is any object with::
+An agent is a class whose instances have::
 
-    reset(task_info: Briefing, seed: int, tool_specs: list[dict]) -> None
-    act(observation: Observation) -> action            # dict, text call, kubectl string or Action
+    reset(briefing: Briefing, seed: int, tool_specs: list[dict]) -> None
+    act(observation: Observation) -> action   # text call, dict, Action or kubectl string
 
-Optional: ``usage() -> dict`` with ``prompt_tokens``, ``completion_tokens``, ``cost_usd``,
-``latency_s`` and ``provider_errors`` for LLM agents; ``settings() -> dict`` for the run manifest.
+The runner calls both positionally, so the parameter names are the agent's own. ``reset`` comes
+once per episode, before the first ``act``; the first observation is the page. The briefing is an
+opaque episode id, the page and the budgets (:class:`~srezero.episode.Briefing`). ``tool_specs`` is
+:func:`srezero.tool_specs`: each tool's ``name``, ``description``, ``parameters`` (JSON schema),
+``kind`` (read, write or submit) and ``cost_s``. The episode ends when the agent calls ``resolve()``
+or a budget runs out.
 
-The briefing is an opaque episode id, the page and the budgets. An agent that declares
-``wants_ground_truth = True`` (only the oracle) receives ``bind_oracle(plan)`` before its first
-act; it is an upper bound that proves solvability and is never ranked among baselines.
+Optional: ``usage() -> dict`` (stored in each record; the LLM agents report ``prompt_tokens``,
+``completion_tokens``, ``cost_usd``, ``latency_s`` and ``provider_errors``); ``settings() -> dict``
+(stored in the run manifest); ``step_info() -> dict`` (merged into the trajectory entry of the
+action just taken). The constructor receives ``--agent-arg KEY=VALUE`` as keyword arguments.
+
+An agent that declares ``wants_ground_truth = True`` receives ``bind_oracle(plan)`` (the actions of
+perfect play) before its first act; its records are marked ``privileged`` and it is reported as an
+upper bound, never ranked among the baselines. Only the oracle should.
 
 An agent whose *provider* fails (an LLM endpoint down, rate-limited past its retries) raises
 :class:`ProviderError`: the sweep records the episode as a provider error, apart from model

@@ -1,9 +1,19 @@
-"""Agent names -> classes. ``package.module:Class`` loads a user's own agent."""
+"""Agent names -> classes. ``package.module:Class`` loads a user's own agent.
+
+A user's module is imported as ``python -m`` would find it: from ``sys.path`` (``PYTHONPATH``), else
+from the current directory. ``--agent-arg KEY=VALUE`` items become constructor keyword arguments
+(:func:`parse_agent_args`). docs/extending.md#add-an-agent is the guide.
+"""
 
 from __future__ import annotations
 
 import importlib
+import inspect
+import os
+import sys
 from typing import Any
+
+import orjson
 
 BUILTIN = {
     "random": "baselines.random_agent:RandomAgent",
@@ -20,20 +30,108 @@ DEFAULT_SWEEP = ("oracle", "random", "runbook", "greedy", "shotgun")
 
 
 def resolve(name: str) -> type:
+    """The agent class for a built-in name or ``package.module:Class``; ValueError says what is wrong."""
     ref = BUILTIN.get(name, name)
     if ":" not in ref:
         raise ValueError(f"unknown agent {name!r}; built-in agents: {', '.join(BUILTIN)}; "
                          "or give package.module:Class")
     module, _, attr = ref.partition(":")
+    mod = _import(module, user=name not in BUILTIN)
     try:
-        mod = importlib.import_module(module)
-    except ImportError as exc:
-        raise ValueError(f"cannot import agent module {module!r}: {exc}") from None
-    try:
-        return getattr(mod, attr)
+        obj = getattr(mod, attr)
     except AttributeError:
         raise ValueError(f"module {module!r} has no attribute {attr!r}") from None
+    _check_agent_class(ref, obj)
+    return obj
 
 
-def create(name: str, **kwargs: Any) -> Any:
-    return resolve(name)(**kwargs)
+class _NotFound(Exception):
+    """The agent's own module (or its package) is not on sys.path; a missing dependency is not this."""
+
+
+def _import_or_explain(module: str) -> Any:
+    try:
+        return importlib.import_module(module)
+    except ModuleNotFoundError as exc:
+        if exc.name and (module == exc.name or module.startswith(exc.name + ".")):
+            raise _NotFound(str(exc)) from None
+        raise ValueError(f"cannot import agent module {module!r}: {exc}") from None
+    except Exception as exc:  # a syntax error or an exception at import time, in one line
+        raise ValueError(f"cannot import agent module {module!r}: {type(exc).__name__}: {exc}") from None
+
+
+def _import(module: str, user: bool) -> Any:
+    try:
+        return _import_or_explain(module)
+    except _NotFound as exc:
+        if not user:
+            raise ValueError(f"cannot import agent module {module!r}: {exc}") from None
+    cwd = os.getcwd()
+    if cwd not in sys.path and "" not in sys.path:
+        # as `python -m` does, but after the installed packages: a stray file in the current directory
+        # must not shadow one of them. Kept on the path so the agent's own lazy imports work too.
+        sys.path.append(cwd)
+        importlib.invalidate_caches()
+        try:
+            return _import_or_explain(module)
+        except _NotFound:
+            pass
+    raise ValueError(f"cannot import agent module {module!r}: no {module.replace('.', '/')}.py (or package) on "
+                     f"sys.path or in the current directory {cwd}; run from the directory that holds it or "
+                     "add that directory to PYTHONPATH")
+
+
+def _check_agent_class(ref: str, obj: Any) -> None:
+    """Fail at once, not at the first episode's ``'NoneType' object has no attribute 'reset'``."""
+    missing = [f"{m}()" for m in ("reset", "act") if not callable(getattr(obj, m, None))]
+    if not inspect.isclass(obj) or missing:
+        what = f"a class without {' or '.join(missing)}" if inspect.isclass(obj) else f"a {type(obj).__name__}"
+        raise ValueError(f"{ref}: module:Class must name a class with reset() and act(); {ref.partition(':')[2]} "
+                         f"is {what} (docs/extending.md#add-an-agent)")
+    for method, n, args in (("reset", 3, "briefing, seed, tool_specs"), ("act", 1, "observation")):
+        try:
+            sig = inspect.signature(getattr(obj, method))
+        except (TypeError, ValueError):  # a C-implemented or otherwise opaque method: trust it
+            continue
+        # the runner calls them positionally on an instance: self plus n arguments
+        bound = isinstance(inspect.getattr_static(obj, method, None), staticmethod | classmethod)
+        try:
+            sig.bind(*([None] * (n + (not bound))))
+        except TypeError:
+            raise ValueError(f"{ref}: {method}{sig} must accept ({args}), as the runner calls it "
+                             "(docs/extending.md#add-an-agent)") from None
+
+
+def parse_agent_args(items: tuple[str, ...] | list[str]) -> dict[str, Any]:
+    """``KEY=VALUE`` items -> constructor keyword arguments. A value is JSON when it parses as JSON
+    (``3``, ``0.5``, ``true``, ``null``, ``[1, 2]``, ``"007"``), else the plain string."""
+    out: dict[str, Any] = {}
+    for item in items:
+        key, eq, raw = item.partition("=")
+        key = key.strip()
+        if not eq or not key.isidentifier():
+            raise ValueError(f"--agent-arg {item!r}: expected KEY=VALUE with KEY a Python identifier")
+        if key in out:
+            raise ValueError(f"--agent-arg {key} is given twice")
+        try:
+            out[key] = orjson.loads(raw)
+        except orjson.JSONDecodeError:
+            out[key] = raw
+    return out
+
+
+def create(name: str, /, **kwargs: Any) -> Any:
+    cls = resolve(name)
+    try:
+        sig = inspect.signature(cls)
+    except (TypeError, ValueError):
+        sig = None
+    if sig is not None:
+        try:
+            sig.bind(**kwargs)
+        except TypeError as exc:  # say how to pass them, not just that they are missing
+            required = [p.name for p in sig.parameters.values() if p.default is inspect.Parameter.empty
+                        and p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY) and p.name not in kwargs]
+            hint = " ".join(f"--agent-arg {p}=VALUE" for p in required)
+            raise ValueError(f"agent {name}: {exc}" + (f"; pass {hint}" if hint else "")) from None
+    return cls(**kwargs)

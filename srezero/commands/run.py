@@ -21,6 +21,8 @@ from srezero.commands.llm_options import llm_options
 @click.command("run")
 @click.option("--task", "task_id", help="task id or path to a .toml file (required for the simulator)")
 @click.option("--agent", default="random", show_default=True, help="agent name or package.module:Class")
+@click.option("--agent-arg", "agent_args", multiple=True, metavar="KEY=VALUE",
+              help="constructor argument for the agent, VALUE read as JSON if it parses, else a string (repeatable)")
 @click.option("--seed", default=0, show_default=True, type=int)
 @click.option("--json", "as_json", is_flag=True, help="print the whole record as JSON")
 @click.option("--quiet", is_flag=True, help="print only the result line")
@@ -36,17 +38,18 @@ from srezero.commands.llm_options import llm_options
 @click.option("--kubeconfig", type=click.Path(dir_okay=False), help="k8s: kubeconfig file [default: in-cluster or ~/.kube/config]")
 @click.option("--prometheus-url", help="k8s: Prometheus base URL for query_metrics, get_alerts and the SLO check")
 @click.option("--promql", multiple=True, metavar="NAME=EXPR", help="k8s: add or override a metric's PromQL (repeatable)")
-def run_cmd(task_id: str | None, agent: str, seed: int, as_json: bool, quiet: bool, out: str | None, llm: dict,
-            replay_path: str | None, show_traceback: bool, backend: str, namespace: str | None,
+def run_cmd(task_id: str | None, agent: str, agent_args: tuple[str, ...], seed: int, as_json: bool, quiet: bool,
+            out: str | None, llm: dict, replay_path: str | None, show_traceback: bool, backend: str, namespace: str | None,
             kubeconfig: str | None, prometheus_url: str | None, promql: tuple[str, ...]) -> None:
     """Run one episode and print what happened."""
+    from srezero.agents.registry import parse_agent_args
     from srezero.commands.llm_options import preflight
     from srezero.sweep.runner import agent_spec
 
     if backend != "k8s" and task_id is None:
         raise click.UsageError("--task is required with the simulator backend")
     try:  # the agent is checked before anything runs: unknown name, bad options, no API key
-        spec_of_agent = agent_spec(agent, None, path=replay_path, **llm)
+        spec_of_agent = agent_spec(agent, None, agent_args=parse_agent_args(agent_args), path=replay_path, **llm)
         bot = spec_of_agent.create()
     except (ValueError, TypeError) as exc:
         raise click.ClickException(str(exc)) from None

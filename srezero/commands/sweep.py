@@ -64,6 +64,9 @@ def _seeds(seeds: str, start: int) -> list[int]:
 @click.option("--seed-start", default=0, show_default=True, help="first seed when --seeds is a count")
 @click.option("--agents", "agent_names", multiple=True,
               help="comma-separated agent names or package.module:Class [default: the deterministic baselines]")
+@click.option("--agent-arg", "agent_args", multiple=True, metavar="KEY=VALUE",
+              help="constructor argument for every agent that takes KEY, VALUE read as JSON if it parses, else a "
+                   "string (repeatable; recorded in the manifest)")
 @click.option("--label", "labels", multiple=True, help="label per --agents entry, in order (comma-separated or repeated; directory name in the run)")
 @click.option("--tasks", "task_ids", multiple=True, help="comma-separated task ids or .toml paths [default: all curated]")
 @click.option("--split", type=click.Choice(["dev", "test", "private"]), help="only tasks of this split")
@@ -85,7 +88,8 @@ def _seeds(seeds: str, start: int) -> list[int]:
 @click.option("--markdown", is_flag=True, help="print the summary as Markdown tables (for docs/baselines.md)")
 @click.option("--probe/--no-probe", default=True, show_default=True,
               help="LLM agents: send one short request per endpoint and model before any episode runs")
-def sweep_cmd(seeds: str, seed_start: int, agent_names: tuple[str, ...], labels: tuple[str, ...],
+def sweep_cmd(seeds: str, seed_start: int, agent_names: tuple[str, ...], agent_args: tuple[str, ...],
+              labels: tuple[str, ...],
               task_ids: tuple[str, ...], split: str | None, difficulty: str | None, workers: int | None,
               executor: str, ray_address: str | None, out: str, allow_mixed: bool, retry_errors: bool, summary_only: bool,
               max_steps: int | None, llm: dict, replay_path: str | None, progress: bool, markdown: bool,
@@ -103,7 +107,7 @@ def sweep_cmd(seeds: str, seed_start: int, agent_names: tuple[str, ...], labels:
         _print_markdown(summary, _manifest_tasks(out)) if markdown else _print_table(summary)
         return
     specs = _select_tasks(_split(task_ids), split, difficulty)
-    agents = _select_agents(_split(agent_names), _split(labels), probe, path=replay_path, **llm)
+    agents = _select_agents(_split(agent_names), _split(labels), probe, agent_args, path=replay_path, **llm)
     seed_list = _seeds(seeds, seed_start)
     n_workers = workers if workers is not None else (os.cpu_count() or 1)
     try:
@@ -122,9 +126,11 @@ def sweep_cmd(seeds: str, seed_start: int, agent_names: tuple[str, ...], labels:
                f"run directory {result.out}", err=True)
     _print_markdown(result.summary, _manifest_tasks(out)) if markdown else _print_table(result.summary)
     if result.errors:  # a script sees the failure in the exit status
+        debug = runner.traceback_command(result.rows, agents)
         raise click.ClickException(f"{result.errors} of the {result.ran} episode(s) run ended in a provider, agent "
                                    "or environment error (see each record's status and error); rerun with "
-                                   "--retry-errors to run them again")
+                                   "--retry-errors to run them again"
+                                   + (f"; replay one with its traceback: {debug}" if debug else ""))
 
 
 def _select_tasks(ids: list[str], split: str | None, difficulty: str | None) -> dict:
@@ -146,8 +152,9 @@ def _select_tasks(ids: list[str], split: str | None, difficulty: str | None) -> 
     return specs
 
 
-def _select_agents(names: list[str], labels: list[str], probe: bool = False, **options) -> list:
-    from srezero.agents.registry import DEFAULT_SWEEP
+def _select_agents(names: list[str], labels: list[str], probe: bool = False, agent_args: tuple[str, ...] = (),
+                   **options) -> list:
+    from srezero.agents.registry import DEFAULT_SWEEP, parse_agent_args
     from srezero.commands.llm_options import preflight
     from srezero.sweep.runner import agent_spec
 
@@ -158,9 +165,14 @@ def _select_agents(names: list[str], labels: list[str], probe: bool = False, **o
     if any(n.startswith("llm-") for n in names) and not options.get("model"):
         raise click.ClickException("LLM agents need --model (and --base-url for a non-OpenAI endpoint)")
     try:
-        agents = [agent_spec(n, labels[i] if labels else None, **options) for i, n in enumerate(names)]
+        args = parse_agent_args(agent_args)
+        agents = [agent_spec(n, labels[i] if labels else None, agent_args=args, strict=False, **options)
+                  for i, n in enumerate(names)]
     except ValueError as exc:
         raise click.ClickException(str(exc)) from None
+    unused = sorted(set(args) - {k for a in agents for k, _ in a.options})  # a typo must not pass silently
+    if unused:
+        raise click.ClickException(f"--agent-arg {', '.join(unused)}: no agent in this sweep takes it")
     seen = [a.label for a in agents]
     dup = sorted({x for x in seen if seen.count(x) > 1})
     if dup:

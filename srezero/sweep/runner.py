@@ -74,18 +74,80 @@ class SweepResult:
 MAX_PROVIDER_ERRORS = 10
 
 
-def agent_spec(name: str, label: str | None = None, **options: Any) -> AgentSpec:
-    """Keep only the options this agent's constructor accepts (so --model reaches LLM agents only)."""
+def agent_spec(name: str, label: str | None = None, *, agent_args: dict[str, Any] | None = None,
+               strict: bool = True, **options: Any) -> AgentSpec:
+    """Keep only the options this agent's constructor accepts (so --model reaches LLM agents only).
+
+    ``agent_args`` (``--agent-arg``) are kept even when None; an agent that does not take one is an
+    error with ``strict`` (``run``: one agent), else it is left out (a sweep hands them to every agent
+    that takes them). Both become ``options``: recorded in the manifest, part of the agent's identity.
+    """
     from srezero.agents import registry
 
     cls = registry.resolve(name)
     params = inspect.signature(cls).parameters
     takes_any = any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params.values())
-    kept = tuple(sorted((k, v) for k, v in options.items() if v is not None and (takes_any or k in params)))
+    kept = {k: v for k, v in options.items() if v is not None and (takes_any or k in params)}
+    for key, value in (agent_args or {}).items():
+        if options.get(key) is not None:
+            raise ValueError(f"--agent-arg {key} repeats what another option (--model, --replay, ...) sets; "
+                             "give it once")
+        if takes_any or key in params:
+            kept[key] = value
+        elif strict:
+            takes = ", ".join(n for n, p in params.items() if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY))
+            raise ValueError(f"--agent-arg {key}: agent {name} does not take it (its constructor takes "
+                             f"{takes or 'no arguments'})")
     if label is None:
-        model = dict(kept).get("model")
+        model = kept.get("model")
         label = f"{name}@{model}" if model else name.replace(":", ".")
-    return AgentSpec(rec.safe(label), name, kept)
+    return AgentSpec(rec.safe(label), name, tuple(sorted(kept.items())))
+
+
+#: a built-in agent's constructor argument -> the ``srezero run`` option that sets it (others: --agent-arg)
+_RUN_OPTIONS = {"model": "--model", "base_url": "--base-url", "api_key_env": "--api-key-env",
+                "temperature": "--temperature", "seed": "--llm-seed", "max_tokens": "--max-tokens",
+                "price_table": "--price-table", "path": "--replay"}
+#: which failure to point a developer at first: their own agent's exception before the rest
+_DEBUG_ORDER = ("agent_error", "env_error", "provider_error")
+
+
+def traceback_command(rows: Iterable[dict[str, Any]], agents: Iterable[AgentSpec]) -> str | None:
+    """``srezero run ... --traceback`` for one failed episode (deterministic choice), or None: the
+    sweep records errors without tracebacks (records must be byte-reproducible), so say how to see one."""
+    import shlex
+
+    from srezero.agents import registry
+
+    by_label = {a.label: a for a in agents}
+    failed = sorted((_DEBUG_ORDER.index(r["status"]), r["agent"], r["task"], r["seed"]) for r in rows
+                    if r["status"] in _DEBUG_ORDER and r["agent"] in by_label)
+    if not failed:
+        return None
+    _, label, task, seed = failed[0]
+    agent = by_label[label]
+    words = ["srezero", "run", "--task", task, "--seed", str(seed), "--agent", agent.name]
+    builtin = agent.name in registry.BUILTIN  # a user's agent may take `seed` or `model` of any type
+    for key, value in agent.options:
+        if builtin and key == "reasoning_model" and isinstance(value, bool):
+            words.append("--reasoning-model" if value else "--no-reasoning-model")
+        elif builtin and key in _RUN_OPTIONS:
+            words += [_RUN_OPTIONS[key], str(value)]
+        else:
+            words += ["--agent-arg", f"{key}={_arg_text(value)}"]
+    return " ".join(shlex.quote(w) for w in words) + " --traceback"
+
+
+def _arg_text(value: Any) -> str:
+    """VALUE as ``--agent-arg`` reads it back: a plain string stays bare unless it would parse as JSON."""
+    import orjson
+
+    if isinstance(value, str):
+        try:
+            orjson.loads(value)
+        except orjson.JSONDecodeError:
+            return value
+    return orjson.dumps(value).decode()
 
 
 def episode_record(spec: Any, thash: str, agent: AgentSpec, seed: int, max_steps: int | None) -> dict[str, Any]:
