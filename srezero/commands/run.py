@@ -53,6 +53,11 @@ def run_cmd(task_id: str | None, agent: str, agent_args: tuple[str, ...], seed: 
         bot = spec_of_agent.create()
     except (ValueError, TypeError) as exc:
         raise click.ClickException(str(exc)) from None
+    except Exception as exc:  # the user's constructor failed: one line, or the traceback when asked
+        if show_traceback:
+            raise
+        raise click.ClickException(f"agent {agent} could not be created: {type(exc).__name__}: {exc} "
+                                   "(add --traceback to see where)") from None
     preflight([spec_of_agent])
     if backend == "k8s":
         if getattr(bot, "wants_ground_truth", False):

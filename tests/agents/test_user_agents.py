@@ -273,3 +273,27 @@ def test_no_doc_contradicts_the_agent_protocol() -> None:
     baselines = _section(ROOT / "docs" / "baselines.md", "## Writing your own agent", "## Sweeps")
     assert "reset(briefing, seed, tool_specs)" in baselines and "](extending.md#add-an-agent)" in baselines
     assert (EXAMPLES / "first_agent.py").is_file()
+
+
+class Broken:
+    """An agent whose constructor fails with something other than a ValueError or TypeError."""
+
+    def __init__(self) -> None:
+        raise RuntimeError("no model weights in ./weights")
+
+    def reset(self, briefing, seed, tool_specs) -> None: ...
+
+    def act(self, observation): ...
+
+
+def test_a_failing_constructor_is_one_line_unless_a_traceback_is_asked_for() -> None:
+    from click.testing import CliRunner
+
+    from srezero.cli import cli
+
+    args = ["run", "--task", "inc-001", "--agent", f"{__name__}:Broken"]
+    res = CliRunner().invoke(cli, args)
+    assert res.exit_code == 1 and "could not be created: RuntimeError: no model weights" in res.output
+    assert "Traceback" not in res.output
+    res = CliRunner().invoke(cli, [*args, "--traceback"])
+    assert isinstance(res.exception, RuntimeError)
