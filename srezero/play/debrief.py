@@ -9,9 +9,14 @@ effect) and five minutes later.
 from __future__ import annotations
 
 import re
+import textwrap
+from datetime import date
 from typing import TYPE_CHECKING, Any
 
+from srezero.play import goodpath as gp
 from srezero.play.style import Style
+from srezero.play.words import plain_pattern as plain_pattern  # re-exported: the debrief's own vocabulary
+from srezero.play.words import plain_signal
 from srezero.scoring import diagnosis as diag
 from srezero.scoring import marks as mk
 
@@ -21,6 +26,9 @@ if TYPE_CHECKING:
 
 AFTER_S = 300.0
 MAX_EVENTS = 14
+#: Paragraphs and long lines are wrapped to this many columns.
+WIDTH = 100
+NBSP = "\u00a0"  # textwrap breaks only at ASCII whitespace
 #: Changes this long before the page are in the timeline: get_changes' default look-back window.
 CHANGES_WINDOW_S = 72 * 3600.0
 #: The diagnosis checklist (srezero/scoring/diagnosis.py) in words: what a "yes" needed.
@@ -46,6 +54,15 @@ GATE_WORDS = {
 }
 
 
+def wrap(text: str, indent: int | str = 0, hang: int = 0, width: int = WIDTH) -> list[str]:
+    """``text`` wrapped to ``width``: the first line starts with ``indent`` (spaces, or a string such as a
+    timeline row's head), the rest with as many spaces plus ``hang``. Words are never broken (a long name
+    or call stays whole, so it can be copied)."""
+    first = " " * indent if isinstance(indent, int) else indent
+    return textwrap.wrap(text, width, initial_indent=first, subsequent_indent=" " * (len(first) + hang),
+                         break_long_words=False, break_on_hyphens=False) or [first]
+
+
 def fmt(v: float | None) -> str:
     if v is None:
         return "n/a"
@@ -66,6 +83,36 @@ def rel(seconds: float) -> str:
     if s >= 3600:
         return f"T{sign}{s // 3600}:{s % 3600 // 60:02d}:{s % 60:02d}"
     return f"T{sign}{s // 60:02d}:{s % 60:02d}"
+
+
+def clock(env: Episode, seconds: float) -> str:
+    """The wall-clock time ``seconds`` after the page, with the day offset from the page's date when it
+    differs (``-1d 00:54:23``): changes go back 72 h, where a bare clock time is ambiguous."""
+    w = env.world
+    stamp, page = w.stamp(env.t0 + seconds), w.stamp(env.t0)
+    days = (date.fromisoformat(stamp[:10]) - date.fromisoformat(page[:10])).days
+    return f"{days:+d}d {stamp[11:19]}" if days else stamp[11:19]
+
+
+_CHANGED_KEY = re.compile(r"(?:^|,\s*)([A-Za-z_][\w.\-]*): ")
+
+
+def root_cause_keys(env: Episode) -> set[tuple[str, str]]:
+    """(service, config key) of each ground-truth root cause named as a config key (``web_server.db_retries``,
+    and its accepted aliases of that form): a change to one of them is the change that caused the incident,
+    however long before the onset it was made (a latent misconfiguration waits for its trigger)."""
+    out = set()
+    for rc in env.truth:
+        for name in (rc.entity, *rc.aliases):
+            service, sep, key = _split_key(name)
+            if sep and key and service in env.world.services:
+                out.add((service, key))
+    return out
+
+
+def _split_key(name: str) -> tuple[str, str, str]:
+    m = re.match(r"^([\w-]+)([.:])(.+)$", name)
+    return (m.group(1), m.group(2), m.group(3)) if m else (name, "", "")
 
 
 def wrong_fix_label(n: int) -> str:
@@ -148,12 +195,15 @@ def timeline(env: Episode, result: dict[str, Any], hints: list[dict[str, Any]]) 
 
     Changes go back as far as get_changes shows by default (72 h), so earlier releases and edits,
     harmless ones included, are part of the story; events go back an hour (or to the fault's onset).
-    Items at the same second keep the order they happened in (a hint after the step it followed).
+    Nothing after the end of the episode is listed, and event counts stop there too: the player could
+    not have seen what happened during the verification window. Items at the same second keep the
+    order they happened in (a hint after the step it followed).
     """
     from srezero.sim.clock import TICK_S
     from srezero.tools.write import AGENT
 
     w, t0 = env.world, env.t0
+    end = float(result.get("sim_seconds", 0.0))
     items: list[tuple[float, int, float, str, str]] = []  # (t, rank, sequence, kind, text)
     rank = {"fault": 0, "change": 1, "event": 2, "page": 3, "hint": 4, "you": 4, "end": 6}
 
@@ -166,10 +216,15 @@ def timeline(env: Episode, result: dict[str, Any], hints: list[dict[str, Any]]) 
             fault_times[round(f.injected_at, 3)] = rc.entity
             add(f.injected_at - t0, "fault", f"fault begins: {f.meta.name} on {rc.entity}")
     start = min([t0 - 3600.0, *[t + t0 - 600.0 for t, *_ in items]])
+    cause_keys = root_cause_keys(env)
     for c in w.changes:
-        if c.author != AGENT and t0 - CHANGES_WINDOW_S <= c.at <= w.now:
+        if c.author != AGENT and t0 - CHANGES_WINDOW_S <= c.at <= t0 + end:
             # a change is stamped up to 29 s before the tick it was made on (World.change)
-            if any(0.0 <= ft - c.at < TICK_S for ft in fault_times):
+            at_onset = any(0.0 <= ft - c.at < TICK_S for ft in fault_times)
+            # a latent misconfiguration can be made days before its trigger: match it by service and key
+            sets_cause = c.kind == "config" and not c.noise and \
+                any((c.service, k) in cause_keys for k in _CHANGED_KEY.findall(c.detail))
+            if at_onset or sets_cause:
                 mark = "  <- the root cause"
             elif c.noise:  # made by ambient noise or a distractor; the episode is over, so it may be said
                 mark = "  <- a red herring (harmless)"
@@ -177,8 +232,8 @@ def timeline(env: Episode, result: dict[str, Any], hints: list[dict[str, Any]]) 
                 mark = ""
             add(c.at - t0, "change", f"{c.service} {c.kind}: {c.detail} (by {c.author}){mark}")
     seen: dict[tuple[str, str], list[Any]] = {}
-    for e in w.events:  # first Warning of each reason per service, with how often it recurred
-        if e.kind != "Warning" or not start <= e.at <= w.now:
+    for e in w.events:  # first Warning of each reason per service, with how often it recurred by the end
+        if e.kind != "Warning" or not start <= e.at <= t0 + end:
             continue
         rep = w.topo.replicas.get(e.entity)
         key = (e.reason, rep.kind if rep is not None else e.entity)
@@ -197,7 +252,8 @@ def timeline(env: Episode, result: dict[str, Any], hints: list[dict[str, Any]]) 
         add(step["sim_time_s"], "you", f"step {step['step']}: {call[:110]}{status}", float(step["step"]))
     for h in hints:  # taken after step h["step"]: between it and the next step
         add(h["sim_time_s"], "hint", f"hint {h['hint']} taken", h["step"] + 0.5)
-    add(float(result.get("sim_seconds", 0.0)), "end", "episode ended; the verification window followed")
+    add(end, "end", "episode ended; the verification window followed (not listed: the timeline and its event "
+        "counts stop here)")
     items.sort(key=lambda x: x[:3])
     return [(t, kind, text) for t, _, _, kind, text in items]
 
@@ -214,69 +270,6 @@ def end_reason(env: Episode, result: dict[str, Any]) -> str:
     if float(result.get("sim_seconds", 0.0)) >= budget.time_s:
         return f"the time budget ran out ({budget.time_s / 60:g} simulated minutes) before resolve()"
     return "you stopped before resolve() (quit or end of input); it counts as truncated, not resolved"
-
-
-_SIGNAL = re.compile(r"^(?P<tool>\w+)\((?P<inside>.*?)\)(?: showing /(?P<pat>.*)/)?$", re.S)
-_TOOL_WORDS = {
-    "get_alerts": "the alerts", "get_topology": "the topology", "get_changes": "the change history",
-    "get_status": "a status read of {e}", "get_config": "the config of {e}", "get_events": "the events of {e}",
-    "search_logs": "a log search of {e}", "get_traces": "traces of {e}", "query_metrics": "the {metric} metric of {e}",
-    "node_diagnostics": "the {check} check of {e}", "inspect_database": "the database console's {view} view",
-    "inspect_cache": "the cache console's {section} section", "inspect_queue": "the queue console's {view} view",
-}
-_NUMBER = r"(?:\\d(?:\{\d*,?\d*\}|[+*])?|\[[\\d.\-0-9]+\](?:\{\d*,?\d*\}|[+*])?)"
-
-
-def plain_pattern(pattern: str) -> str:
-    """A signal's regular expression as the text it looks for: ``\\s+`` is a space, a number class
-    is ``<n>``, ``.*`` is ``…``, ``(a|b)`` is ``a/b``."""
-    p = re.sub(r"\(\?[!=<][^)]*\)|\\b|\^|\$(?!\d)", "", pattern)  # lookarounds, word boundaries, anchors
-    p = p.replace("(?:", "(")
-    p = re.sub(r"\\s[+*]?", " ", p)
-    p = re.sub(r"\.[*+]", "…", p)
-    for _ in range(3):  # digit classes, then a group of them, then runs like <n>.<n>
-        p = re.sub(_NUMBER, "<n>", p)
-        p = re.sub(r"\((?:<n>|\|)+\)[+*]?", "<n>", p)
-        p = re.sub(r"<n>(?:\\?\.?<n>)+", "<n>", p)
-
-    def alternatives(m: re.Match[str]) -> str:
-        opts = list(dict.fromkeys(o for o in m.group(1).split("|")))
-        if len({o.lower() for o in opts}) == 1:
-            return opts[0]
-        return "/".join(opts)
-
-    p = re.sub(r"\(([^()]*\|[^()]*)\)", alternatives, p)
-    p = re.sub(r"\\(.)", r"\1", p)  # escaped characters stand for themselves
-    return " ".join(p.split())
-
-
-def plain_signal(desc: str) -> str:
-    """An evidence signal (``get_status(worker) showing /CrashLoopBackOff/``) in words:
-    ``a status read of worker showing "CrashLoopBackOff"``. The stored string is left as it is."""
-    m = _SIGNAL.match(desc)
-    if m is None:
-        return desc
-    tool = m.group("tool")
-    entity, *rest = [x.strip() for x in m.group("inside").split(",")] if m.group("inside") else [""]
-    args = {}
-    for item in rest:
-        k, _, v = item.partition("=")
-        args[k.strip()] = v.strip().strip("'\"")
-    template = _TOOL_WORDS.get(tool)
-    fields = {"e": "any target" if entity == "*" else entity, **args}
-    try:
-        text = template.format(**fields) if template else ""
-    except KeyError:
-        text = ""
-    if not text:
-        text = f"{tool} on {entity}" + (f" ({', '.join(f'{k}={v}' for k, v in args.items())})" if args else "")
-    shown = {"e", *re.findall(r"{(\w+)}", template or "")}
-    extra = [f"{k}={v}" for k, v in args.items() if k not in shown]
-    if extra:
-        text += f" with {', '.join(extra)}"
-    if m.group("pat"):
-        text += f' showing "{plain_pattern(m.group("pat"))}"'
-    return f"{text}  [{tool}]"
 
 
 def diagnosis_lines(env: Episode, result: dict[str, Any]) -> list[str]:
@@ -327,11 +320,35 @@ def diagnosis_lines(env: Episode, result: dict[str, Any]) -> list[str]:
     return out
 
 
+def _paint_first(lines: list[str], word: str, painted: str) -> list[str]:
+    """Colour ``word`` where it first appears in wrapped ``lines`` (wrap first, then paint: escape codes
+    must not count towards the width)."""
+    if lines and word in lines[0]:
+        lines[0] = lines[0].replace(word, painted, 1)
+    return lines
+
+
+def write_tag(env: Episode, result: dict[str, Any], write: dict[str, Any], path: gp.GoodPath | None) -> str:
+    """How a write is judged, in words. A write that worked on the root cause while that fault was still
+    in effect at the end was only part of the fix: the tag says what the good path still needed."""
+    if not write["addresses_root_cause"]:
+        return "wrong fix" + (" (aimed at a red herring)" if write.get("distractor") else "")
+    fault = gp.fault_of(write)
+    missing = gp.still_needed(env, result, path, fault) if path is not None and fault else None
+    if missing is None:
+        return "addressed the root cause"
+    if missing:
+        needed = "; ".join(gp.call_text(a) for a in missing)
+        return f"part of the fix, but the root cause was still in effect at the end; still needed: {needed}"
+    return ("part of the fix, but the root cause was still in effect at the end, although every fix step of the "
+            "good path was made (see below for what still failed)")
+
+
 def render(env: Episode, result: dict[str, Any], hints: list[dict[str, Any]], style: Style | None = None) -> str:
     """The whole debrief as text."""
     s = style or Style(False)
-    w = env.world
     out: list[str] = []
+    path = gp.good_path(env)
 
     def section(title: str) -> None:
         out.extend(["", s.bold(title), s.dim("-" * len(title))])
@@ -339,63 +356,75 @@ def render(env: Episode, result: dict[str, Any], hints: list[dict[str, Any]], st
     verdict = s.green("SUCCESS", "bold") if result["success"] else s.yellow("NOT A FULL SUCCESS", "bold")
     out.append(s.bold(f"DEBRIEF: {env.spec.title}"))
     out.append(f"{verdict}  marks {result['marks']:.1f}/100 · diagnosis {result['diagnosis']['score']:.2f} · "
-               f"mitigated {'yes' if result['mitigated'] else 'no'} · evidence {result['evidence_coverage']:.0%} · "
-               f"{result['steps']} steps · {result['sim_seconds'] / 60:.1f} simulated minutes")
+               f"mitigated {'yes' if result['mitigated'] else 'no'} · evidence {result['evidence_coverage']:.0%}")
     reason = end_reason(env, result)
-    out.append(f"Ended: {s.yellow(reason) if result.get('truncated') else reason}.")
+    head = f"Ended after {result['steps']} steps and {result['sim_seconds'] / 60:.1f} simulated minutes: "
+    ended = wrap(f"{reason}.", head)
+    out += [ln[:len(head)] + s.yellow(ln[len(head):]) for ln in ended] if result.get("truncated") else ended
 
     section("What really happened")
-    out.append(" ".join(env.spec.description.split()))
+    out += wrap(" ".join(env.spec.description.split()))
     truth = env.ground_truth()
     if not truth or result.get("no_fault"):
-        out.append("Root cause: none. This was a false alarm (a control task); the right call is an empty diagnosis.")
+        out += wrap("Root cause: none. This was a false alarm (a control task); the right call is an empty diagnosis.")
     for rc in truth:
         if result.get("no_fault"):
             break
-        out.append(f"Root cause: {s.bold(rc['entity'])} [{rc['category']}, {rc['layer']} layer]: {rc['detail']}")
+        line = f"Root cause: {rc['entity']} [{rc['category']}, {rc['layer']} layer]: {rc['detail']}"
+        out += _paint_first(wrap(line, 0, 2), rc["entity"], s.bold(rc["entity"]))
 
-    section("Timeline (T = the page)")
+    section("Timeline (T = the page; up to the end of the episode)")
     colours = {"fault": "red", "change": "magenta", "event": "yellow", "page": "red", "you": "cyan", "hint": "blue",
                "end": "dim"}
-    for t, kind, text in timeline(env, result, hints):
-        out.append(f"  {rel(t):>10}  {w.stamp(env.t0 + t)[11:19]}  {s.paint(f'{kind:6}', colours[kind])} {text}")
+    rows = [(rel(t), clock(env, t), kind, text) for t, kind, text in timeline(env, result, hints)]
+    cw = max((len(c) for _, c, _, _ in rows), default=8)
+    for r, c, kind, text in rows:
+        head = f"  {r:>10}  {c:>{cw}}  "
+        lines = wrap(text, f"{head}{kind:6} ")
+        lines[0] = head + s.paint(f"{kind:6}", colours[kind]) + lines[0][len(head) + 6:]
+        out += lines
 
     section("Your diagnosis")
-    out += diagnosis_lines(env, result)
+    for line in diagnosis_lines(env, result):
+        indent = len(line) - len(line.lstrip())
+        out += wrap(line.lstrip(), indent, 2)
 
     section("Evidence")
-    out.append(s.dim("  A signal counts when you made that read on that entity (the service itself, one of its "
-                     "replicas, or a pod on that node; the consoles and the alerts count anywhere) and what you were "
-                     "shown contained the text, at a time when it showed. <n> stands for a number."))
+    out += [s.dim(x) for x in wrap("A signal counts when you made that read on that entity (the service itself, one of "
+                                   "its replicas, or a pod on that node; the consoles and the alerts count anywhere) "
+                                   "and what you were shown contained the text, at a time when it showed. <n> stands "
+                                   "for a number.", 2)]
     ev = result.get("evidence") or {}
     for item in ev.get("found", []):
-        out.append(f"  {s.green('found ')} {plain_signal(item)}")
+        out += _paint_first(wrap(f"found  {plain_signal(item)}", 2, 7), "found ", s.green("found "))
     for item in ev.get("missed", []):
-        out.append(f"  {s.red('missed')} {plain_signal(item)}")
+        out += _paint_first(wrap(f"missed {plain_signal(item)}", 2, 7), "missed", s.red("missed"))
 
     section("What your actions did to the system")
     writes = result.get("writes") or []
     if not writes:
         out.append("  you changed nothing")
     for i, wr in enumerate(writes):
-        if wr["addresses_root_cause"]:
-            tag = s.green("addressed the root cause")
-        else:
-            tag = s.red("wrong fix" + (" (aimed at a red herring)" if wr.get("distractor") else ""))
         args = ", ".join(f"{k}={v!r}" for k, v in wr["args"].items())
-        out.append(f"  step {wr['step']} at {rel(wr['at'])}: {wr['tool']}({args}): {tag}")
-        out.append(f"      {wr['effect']}")
+        tag = write_tag(env, result, wr, path)
+        colour = "red" if tag.startswith("wrong") else "green" if tag.startswith("addressed") else "yellow"
+        key = tag.split(",")[0]
+        glued = key.replace(" ", NBSP)  # wrap never breaks the verdict, so it can be painted whole
+        lines = wrap(f"step {wr['step']} at {rel(wr['at'])}: {wr['tool']}({args}): {glued}{tag[len(key):]}", 2, 4)
+        out += [line.replace(glued, s.paint(key, colour)) for line in lines]
+        out += wrap(wr["effect"], 6, 2)
         next_at = write_start(writes[i + 1]) if i + 1 < len(writes) else None
         for line in write_deltas(env, wr, next_at):
-            out.append(f"      {line}")
+            out += wrap(line, 6, 2)
     m = result.get("mitigation") or {}
     for reason in m.get("reasons") or []:
-        out.append(f"  {s.red('not mitigated:')} {reason}")
+        out += _paint_first(wrap(f"not mitigated: {reason}", 2, 4), "not mitigated:", s.red("not mitigated:"))
     for item in m.get("destroyed") or []:
-        out.append(f"  {s.red('destroyed:')} {item}")
+        out += _paint_first(wrap(f"destroyed: {item}", 2, 4), "destroyed:", s.red("destroyed:"))
     if m.get("slo_worst"):
         worst = ", ".join(f"{k} {fmt(v)}" for k, v in m["slo_worst"].items())
-        out.append(f"  worst during the verification window: {worst} (SLOs {'held' if m.get('slo_ok') else 'broken'})")
+        out += wrap(f"worst during the verification window: {worst} (SLOs {'held' if m.get('slo_ok') else 'broken'})",
+                    2, 4)
 
     section("Marks")
     for k, v in (result.get("marks_terms") or {}).items():
@@ -410,4 +439,11 @@ def render(env: Episode, result: dict[str, Any], hints: list[dict[str, Any]], st
         ttd = "n/a" if result.get("ttd_s") is None else rel(result["ttd_s"])
         ttm = "n/a" if result.get("ttm_s") is None else rel(result["ttm_s"])
         out.append(f"  time to diagnose {ttd} · time to mitigate {ttm}")
+
+    section("A good path")
+    out += wrap("What the oracle, which knows the answer, does on this task and seed: the reads that show the "
+                "evidence, the diagnosis, the smallest fix, then resolve. Your own path can differ and still be good.",
+                2)
+    for i, action in enumerate(path.plan, start=1):
+        out += wrap(gp.call_text(action), f"  {i:>2}. ", 2)
     return "\n".join(out)

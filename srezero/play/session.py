@@ -17,6 +17,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+import orjson
+
 from srezero.tools.registry import ToolSpec, load_tools
 
 if TYPE_CHECKING:
@@ -71,6 +73,7 @@ class PlaySession:
     info: dict[str, Any] = field(default_factory=dict)
     quit_requested: bool = False
     stopped_early: bool = False  # ended with quit / end of input, before resolve() or the budget
+    agent_label: str = ""  # the label the saved record got (set by save)
 
     def start(self) -> str:
         """Reset the episode and return the page text."""
@@ -161,26 +164,31 @@ class PlaySession:
 
     # ------------------------------------------------------------------ hints
     def hint(self, arg: str = "") -> Reply:
-        """The next hint. ``hint N`` shows hint N again if it was taken (free, not recorded again);
-        hints cannot be skipped ahead: asking for a later one gives the next."""
+        """The next hint. ``hint N`` shows hint N again if it was taken (free, not recorded again).
+        A number that is not a hint, or one ahead of the next, is refused and uses up nothing."""
         if not self.hints_enabled:
             return Reply("hints are off; start the session with --hints to use them", "error")
         hints = self.env.spec.hints
-        n = len(self.hints_used)
+        n, total = len(self.hints_used), len(hints)
         if not hints:
             return Reply("this task has no hints", "hint")
-        wanted = int(arg) if arg.strip().isdigit() else None
-        if wanted is not None and 1 <= wanted <= n:
-            return Reply(f"hint {wanted}/{len(hints)} (again): {hints[wanted - 1]}", "hint")
-        if n >= len(hints):
-            return Reply(f"no more hints (all {len(hints)} used)", "hint")
+        arg = arg.strip()
+        # words after "hint" ("hint please") still mean the next hint; a number means that hint
+        wanted = int(arg) if re.fullmatch(r"[+-]?\d{1,9}", arg) else None
+        usage = (f"there {'is 1 hint' if total == 1 else f'are {total} hints'}; you have taken {n}. "
+                 "hint shows the next one" + (f", hint 1-{n} one you took again" if n else ""))
+        if wanted is not None and not 1 <= wanted <= total:
+            return Reply(f"no hint {wanted}: {usage}", "error")
+        if wanted is not None and wanted <= n:
+            return Reply(f"hint {wanted}/{total} (again): {hints[wanted - 1]}", "hint")
+        if n >= total:
+            return Reply(f"no more hints (all {total} used; hint 1-{total} shows one again)", "hint")
         if wanted is not None and wanted != n + 1:
-            note = " (hints come in order, mildest first)"
-        else:
-            note = ""
+            return Reply(f"hints come in order, mildest first: the next is hint {n + 1} (type hint); "
+                         "nothing was used up", "error")
         sim = self.env.trajectory[-1]["sim_time_s"] if self.env.trajectory else 0.0
         self.hints_used.append({"hint": n + 1, "step": len(self.env.trajectory), "sim_time_s": sim, "text": hints[n]})
-        return Reply(f"hint {n + 1}/{len(hints)}{note}: {hints[n]}", "hint")
+        return Reply(f"hint {n + 1}/{total}: {hints[n]}", "hint")
 
     # ------------------------------------------------------------------ help
     def help(self, topic: str = "") -> str:
@@ -203,10 +211,14 @@ class PlaySession:
         return tool_help(spec)
 
     # ------------------------------------------------------------------ the end
-    def record(self) -> dict[str, Any]:
-        """The episode record in the sweep/runner shape (docs/records.md), agent "human"."""
+    @property
+    def base_label(self) -> str:
+        return f"human:{self.player}" if self.player else "human"
+
+    def record(self, agent: str | None = None) -> dict[str, Any]:
+        """The episode record in the sweep/runner shape (docs/records.md), agent "human" (or ``agent``)."""
         result = self.info.get("result") or self.env.result
-        agent = f"human:{self.player}" if self.player else "human"
+        agent = agent or self.base_label
         rec: dict[str, Any] = {"schema": 1, "agent": agent, "agent_name": "human", "task_id": self.env.spec.id,
                                "seed": self.seed, "episode_id": self.env.episode_id, "status": "ok" if result else "agent_error",
                                "error": None if result else "the session ended before the episode did",
@@ -219,15 +231,17 @@ class PlaySession:
             pass
         return rec
 
-    def save(self, path: str | Path, data: bytes | None = None) -> Path:
+    def save(self, path: str | Path) -> Path:
         """Write the record to ``path``, or, if that file exists, to the next free name (``-2``, ``-3``...):
-        a record is never overwritten. Returns where it went; raises OSError when it cannot be written."""
+        a record is never overwritten. Another attempt at the same task and seed in that folder gets its
+        own agent label (:func:`attempt_label`), so the folder still makes one report. Returns where it
+        went; raises OSError when it cannot be written."""
         from srezero.sweep.records import dumps, write_atomic
 
-        data = dumps(self.record()) if data is None else data
         p = reserve_free_path(Path(path))
         try:
-            write_atomic(p, data)
+            self.agent_label = attempt_label(p, self.base_label, self.env.spec.id, self.seed)
+            write_atomic(p, dumps(self.record(self.agent_label)))
         except OSError:
             with contextlib.suppress(OSError):
                 if p.stat().st_size == 0:
@@ -240,16 +254,38 @@ class PlaySession:
         Returns the path written and a warning (empty when the wanted place worked)."""
         from srezero.sweep.records import dumps
 
-        data = dumps(self.record())
         try:
-            return self.save(path, data), ""
+            return self.save(path), ""
         except OSError as exc:
             import tempfile
 
+            self.agent_label = self.base_label
             fd, tmp = tempfile.mkstemp(prefix=f"srezero-play-{self.env.spec.id}-{self.seed}-", suffix=".json")
             with os.fdopen(fd, "wb") as fh:
-                fh.write(data)
+                fh.write(dumps(self.record()))
             return Path(tmp), f"could not save the record to {path} ({exc.strerror or exc}); saved it to {tmp} instead"
+
+
+def attempt_label(path: Path, base: str, task_id: str, seed: int) -> str:
+    """``base`` (``human:ada``), or ``base#2``, ``base#3``... when a record in ``path``'s folder already
+    holds that label for the same task and seed: a second attempt is a separate entry in a report (which
+    refuses two records of one agent, task and seed) instead of breaking it."""
+    taken: set[str] = set()
+    for other in sorted(path.parent.glob("*.json")):
+        if other == path:
+            continue
+        try:
+            data = orjson.loads(other.read_bytes())
+        except (OSError, orjson.JSONDecodeError):
+            continue
+        if isinstance(data, dict) and data.get("task_id") == task_id and data.get("seed") == seed:
+            taken.add(str(data.get("agent")))
+    if base not in taken:
+        return base
+    n = 2
+    while f"{base}#{n}" in taken:
+        n += 1
+    return f"{base}#{n}"
 
 
 def shell_command(line: str) -> tuple[str, str] | None:
@@ -352,12 +388,13 @@ def diagnosis_help() -> list[str]:
     lines = ["  each root cause: {\"entity\": ..., \"category\": ..., \"detail\": ...}", "  categories:"]
     width = max(len(c) for c in CATEGORIES)
     lines += [f"    {name:{width}}  {meaning}" for name, meaning in CATEGORIES.items()]
-    lines += ["  entity, one of these forms (names from get_topology and get_config):",
-              "    service     web_server",
-              "    replica     web-4dsdz",
-              "    node        node-l47l",
-              "    disk        node-l47l/nvme1n1   (or node-l47l:nvme1n1)",
-              "    config key  web_server.db_retries   (or web_server:db_retries)",
+    # placeholders only: a concrete key or name here could be some task's answer (tests hold this)
+    lines += ["  entity, one of these forms:",
+              "    service     <service>          a service from get_topology",
+              "    replica     <replica>          a pod from get_status",
+              "    node        <node>             a node from get_topology",
+              "    disk        <node>/<device>    (or <node>:<device>), a device from node_diagnostics",
+              "    config key  <service>.<key>    (or <service>:<key>), a key from get_config",
               "  detail: the concrete detail (the key and its bad value, the device, the release, the limit).",
               "  An empty list means no fault (a false alarm). The last submission counts."]
     return lines
@@ -377,10 +414,12 @@ def _type_of(prop: dict[str, Any]) -> str:
     return typ + (f" ({', '.join(bounds)})" if bounds else "")
 
 
+#: Example argument values for help. Names that identify something (a table, a column, a device, a key)
+#: are placeholders, as one could be some task's answer; services are in every task's topology anyway.
 EXAMPLE_VALUES: dict[str, Any] = {"service": "worker", "target": "web_server", "entity": "database",
                                   "node": "<node>", "metric": "error_rate", "pattern": "timeout", "key": "<key>",
-                                  "value": "<value>", "note": "mitigated", "summary": "...", "device": "nvme1n1",
-                                  "table": "orders", "column": "customer_id", "replicas": 4, "pid": 12345,
+                                  "value": "<value>", "note": "mitigated", "summary": "...", "device": "<device>",
+                                  "table": "<table>", "column": "<column>", "replicas": 4, "pid": 12345,
                                   "size_gb": 200.0, "seconds": 120}
 
 

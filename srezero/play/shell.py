@@ -16,7 +16,7 @@ from typing import IO, Any
 
 from srezero.play import complete as comp
 from srezero.play.session import PlaySession, Reply
-from srezero.play.style import Style
+from srezero.play.style import Style, safe_input, safe_streams
 
 HISTORY_LINES = 1000
 
@@ -72,6 +72,8 @@ class PlayShell(cmd.Cmd):
         readline.set_completer_delims(comp.DELIMS)
         if "libedit" in (readline.__doc__ or ""):  # pragma: no cover - macOS system Python
             readline.parse_and_bind("bind ^I rl_complete")
+        else:  # list the choices on the first Tab: a value's opening quote alone is no progress worth a beep
+            readline.parse_and_bind("set show-all-if-ambiguous on")
         with contextlib.suppress(OSError, ValueError):
             readline.read_history_file(history_path())
         readline.set_history_length(HISTORY_LINES)
@@ -156,6 +158,8 @@ def _isatty(stream: Any) -> bool:
 def run(session: PlaySession, style: Style, out: IO[str] | None = None) -> bool:
     """Page the player, run the loop; True when the episode ended (and a debrief is due)."""
     stream = out or sys.stdout
+    safe_streams(sys.stdout, sys.stderr, stream)
+    safe_input(sys.stdin)
     page = session.start()
     stream.write(style.paint(page.splitlines()[0], "red", "bold") + "\n")
     stream.write("\n".join(page.splitlines()[1:]) + "\n")
@@ -164,4 +168,5 @@ def run(session: PlaySession, style: Style, out: IO[str] | None = None) -> bool:
                            + "Tab to complete, quit to stop.") + "\n")
     shell = PlayShell(session, style, stdout=stream)
     shell.cmdloop()
+    stream.flush()  # what follows may be written through another wrapper of the same file (click.echo)
     return session.done

@@ -357,7 +357,7 @@ def test_help_examples_are_valid_calls() -> None:
     assert "inspect_database(view='activity')" in tool_help(tools["inspect_database"])
     assert "'activity' | 'locks'" in tool_help(tools["inspect_database"])
     sub = tool_help(tools["submit_diagnosis"])
-    assert all(c in sub for c in CATEGORIES) and "node-l47l/nvme1n1" in sub and "web_server.db_retries" in sub
+    assert all(c in sub for c in CATEGORIES) and "<node>/<device>" in sub and "<service>.<key>" in sub
     wait = tool_help(tools["wait"])
     assert "costs 0" not in wait and "as many simulated seconds as you wait" in wait
 

@@ -154,3 +154,25 @@ def test_no_colour_with_no_color(tmp_path: Path) -> None:
     child.close()
     assert "PAGE" in seen.getvalue() and not SGR.search(seen.getvalue())
     assert orjson.loads((tmp_path / "rec.json").read_bytes())["result"]["truncated"]
+
+
+def test_first_tab_on_a_value_lists_the_choices(tmp_path: Path) -> None:
+    child = _spawn(tmp_path)
+    child.logfile_read = seen = io.StringIO()
+    child.expect(PROMPT)
+    child.send('query_metrics(target="worker", metric=\t')  # one Tab: the opening quote and the list
+    child.expect("queue_age_s")
+    child.expect(re.escape('metric="'))  # the line is redrawn with the quote typed
+    child.send("error_r\t")
+    child.expect(re.escape('error_rate"'))
+    child.sendline(")")
+    child.expect(re.escape("── step 1 "))
+    child.expect(PROMPT)
+    child.sendline("quit")
+    child.sendline("quit")
+    child.expect("DEBRIEF")
+    child.expect(pexpect.EOF)
+    child.close()
+    assert child.exitstatus == 0
+    rec = orjson.loads((tmp_path / "rec.json").read_bytes())
+    assert rec["trajectory"][0]["args"] == {"target": "worker", "metric": "error_rate", "window_s": 900}, seen.getvalue()
