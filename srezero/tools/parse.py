@@ -36,9 +36,12 @@ class Action:
     args: dict[str, Any] = field(default_factory=dict)
 
 
-def _literal(node: ast.expr) -> Any:
+def _literal(node: ast.expr, name: str = "") -> Any:
     if isinstance(node, ast.Name) and node.id in _LITERAL_NAMES:
         return _LITERAL_NAMES[node.id]
+    if isinstance(node, ast.Name):  # service=database: the commonest slip, so say how to fix it
+        arg = f"{name}=" if name else ""
+        raise ToolError(f"{arg}{node.id[:40]}: a bare name is not a value; quote text: {arg}\"{node.id[:40]}\"")
     try:
         return ast.literal_eval(node)
     except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
@@ -101,13 +104,13 @@ def parse_text(text: str) -> tuple[str, dict[str, Any]]:
     for pname, node in zip(spec.arg_names, call.args):
         if isinstance(node, ast.Starred):
             raise ToolError("star-arguments are not supported")
-        args[pname] = _literal(node)
+        args[pname] = _literal(node, pname)
     for kw in call.keywords:
         if kw.arg is None:
             raise ToolError("**kwargs are not supported")
         if kw.arg in args:
             raise ToolError(f"argument {kw.arg!r} given twice")
-        args[kw.arg] = _literal(kw.value)
+        args[kw.arg] = _literal(kw.value, kw.arg)
     return name, args
 
 
