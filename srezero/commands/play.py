@@ -50,10 +50,10 @@ def play_cmd(task_id: str, seed: int, hints: bool, record_path: str | None, play
     path, warning = session.save_or_fallback(target)
     if warning:
         click.echo(style.red(f"\n{warning}"), err=True)
-    click.echo(end_message(str(path), env.spec.id, seed, session.stopped_early))
+    click.echo(end_message(str(path), env.spec.id, seed, session.stopped_early, session.agent_label))
 
 
-def end_message(path: str, task_id: str, seed: int, stopped_early: bool = False) -> str:
+def end_message(path: str, task_id: str, seed: int, stopped_early: bool = False, label: str = "") -> str:
     """Where the record went, how to replay it and how to report on it."""
     import os
     import shlex
@@ -65,7 +65,8 @@ def end_message(path: str, task_id: str, seed: int, stopped_early: bool = False)
     replay_note = ("the same actions, then the replay agent resolves, so the result differs from this stopped "
                    "session" if stopped_early else "the same actions give the same result")
     folder = shlex.quote(os.path.dirname(path) or ".")
-    return (f"\ntranscript saved to {path}\n"
+    attempt = f" as {label} (a repeat of this task and seed in that folder)" if "#" in label else ""
+    return (f"\ntranscript saved to {path}{attempt}\n"
             f"  replay it ({replay_note}): SREZERO_REPLAY={q} srezero run --task {shlex.quote(task_id)} "
             f"--agent replay --seed {seed}\n"
             f"  report on it (HTML, with a step-by-step replay page): srezero report {q}  "

@@ -40,10 +40,11 @@ def test_a_second_attempt_gets_its_own_label_and_the_folder_still_reports(tmp_pa
                                                                           monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.chdir(tmp_path)
     play = ["get_alerts()\nresolve()\n", "get_status(service=\"worker\")\nresolve()\n", "resolve()\n"]
-    for moves in play:
+    for i, moves in enumerate(play):
         out = CliRunner().invoke(cli, ["play", "inc-001", "--seed", "7", "--player", "ada", "--record", "class/ada.json"],
                                  input=moves)
         assert out.exit_code == 0, out.output
+        assert ("as human:ada#" in out.output) == (i > 0)  # the player is told the attempt's label
     for name in ("x", "y"):  # two anonymous players, different files, same task and seed
         out = CliRunner().invoke(cli, ["play", "inc-001", "--seed", "7", "--record", f"class/{name}.json"],
                                  input="get_alerts()\nresolve()\n")
