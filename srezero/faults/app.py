@@ -258,9 +258,17 @@ class RetryStorm(Fault):
             and w.state.db_timeout_frac < 0.05
 
     def why_active(self, w: World) -> str:
+        """Name what still holds the storm, matching :meth:`neutralised` clause by clause."""
         c = w.services["web_server"].config
-        return (f"web_server retries {c['db_retries']} times with a {c['db_timeout_ms']} ms timeout; the retry "
-                f"amplification keeps the database overloaded")
+        why = []
+        if int(c["db_retries"]) > 1:
+            why.append(f"web_server retries {c['db_retries']} times, multiplying the database's load")
+        if not healthy(w, "web_server", "db_timeout_ms", self.original["db_timeout_ms"]):
+            why.append(f"web_server's db_timeout_ms is {c['db_timeout_ms']} (it was {self.original['db_timeout_ms']} "
+                       "before the incident), so database calls time out")
+        if not why:
+            why.append(f"{w.state.db_timeout_frac:.0%} of database calls still time out")
+        return "; ".join(why)
 
     def root_cause(self, w: World) -> RootCause:
         return RootCause(entity="web_server.db_retries", category="misconfiguration",
