@@ -80,3 +80,8 @@ def test_docs_quote_the_reference_tables():
     stale = [line for line in quoted if line not in doc]
     assert not stale, ("docs/baselines.md does not quote these lines of "
                        "`srezero sweep --summary-only --out records --markdown`:\n" + "\n".join(stale))
+
+
+def test_records_were_made_by_the_current_engine():
+    """A resume of records/ is refused on another engine build, so the committed run names this one."""
+    assert _manifest().get("engine") == records.engine_hash(), STALE
