@@ -101,11 +101,11 @@ def episode_record(env: Episode, agent: str) -> dict[str, Any]:
             "trajectory": env.trajectory}
 
 
-def default_record_path(front_end: str, env: Episode) -> Path:
+def default_record_path(front_end: str, task_id: str, seed: int) -> Path:
     """``$XDG_STATE_HOME/srezero/runs/<front_end>/episodes/...``: a run directory reports can read."""
     from srezero.sweep.records import record_path
 
-    return record_path(DEFAULT_RUNS_DIR / front_end, front_end, env.spec.id, env.seed)
+    return record_path(DEFAULT_RUNS_DIR / front_end, front_end, task_id, seed)
 
 
 def write_record(path: str | Path, record: dict[str, Any]) -> Path:

@@ -132,8 +132,7 @@ class EpisodeServer(MCPServer):
         text = obs.text
         if obs.done:
             line = "episode ended: " + summary_line(info["result"])
-            # a failure's detail names the path (the record holds the ground truth): the log only
-            # the failure's detail names the path (which holds the ground truth): it goes to the log only
+            # a failure's detail names the path (which holds the ground truth): it goes to the log only
             text += f"\n\n{line}" if self._write() else f"\n\n{line}\n(could not write the record (see server log))"
         else:
             text += (f"\n\n[step {obs.step} of {self.env.spec.budget.steps}; "

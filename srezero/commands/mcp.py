@@ -42,15 +42,16 @@ def mcp_cmd(task_id: str, seed: int | None, seed_range: str | None, record: str 
         from srezero.adapters.mcp_server import EpisodeServer, serve
     except ImportError as exc:
         raise click.ClickException(f"the MCP server needs the mcp extra: pip install 'srezero[mcp]' ({exc})") from None
-    import srezero
+    from srezero.task.loader import TaskFileError, get_task
 
     try:
+        spec_id = get_task(task_id).id  # a path's task id names the default record
         if seed_range is not None:
-            seed = _first_unplayed(task_id, seed_range, overwrite)
+            seed = _first_unplayed(spec_id, seed_range, overwrite)
         seed = seed or 0
-        path = default_record_path("mcp", srezero.make(task_id, seed)) if record is None else Path(record)
+        path = default_record_path("mcp", spec_id, seed) if record is None else Path(record)
         server = EpisodeServer(task_id, seed, record=path, overwrite=overwrite)
-    except (KeyError, ValueError) as exc:
+    except (KeyError, ValueError, TaskFileError) as exc:
         raise click.ClickException(str(exc).strip("'\"")) from None
     click.echo(f"srezero mcp: {server.env.briefing.episode_id} (seed {seed}; "
                f"{'stdio' if http_port is None else f'http://127.0.0.1:{http_port}/mcp'}); "
@@ -60,7 +61,6 @@ def mcp_cmd(task_id: str, seed: int | None, seed_range: str | None, record: str 
 
 def _first_unplayed(task_id: str, seed_range: str, overwrite: bool) -> int:
     """The first seed of ``--seeds`` without a record at the default location (with ``--overwrite``: the first)."""
-    import srezero
     from srezero.adapters._common import default_record_path
     from srezero.commands.sweep import _seeds
 
@@ -68,9 +68,9 @@ def _first_unplayed(task_id: str, seed_range: str, overwrite: bool) -> int:
     if overwrite:
         return seeds[0]
     for s in seeds:
-        if not default_record_path("mcp", srezero.make(task_id, s)).exists():
+        if not default_record_path("mcp", task_id, s).exists():
             return s
-    where = default_record_path("mcp", srezero.make(task_id, seeds[0])).parent
+    where = default_record_path("mcp", task_id, seeds[0]).parent
     raise ValueError(f"every seed of --seeds {seed_range} already has a record in {where}; "
                      "give more seeds, or pass --overwrite to replay the first")
 

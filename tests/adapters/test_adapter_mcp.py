@@ -311,7 +311,7 @@ def test_records_have_the_sweep_keys_and_replay_from_the_run_directory(oracle, t
     from srezero.task.loader import get_task
 
     monkeypatch.setattr(_common, "DEFAULT_RUNS_DIR", tmp_path / "runs")
-    server = EpisodeServer(TASK, SEED, record=_common.default_record_path("mcp", srezero.make(TASK, SEED)))
+    server = EpisodeServer(TASK, SEED, record=_common.default_record_path("mcp", TASK, SEED))
     _session(server, [(a["tool"], a["args"]) for a in oracle.actions])
     saved = orjson.loads(server.record_written.read_bytes())
     spec = get_task(TASK)
