@@ -263,6 +263,25 @@ class Episode:
             self.result = self._finish(True)
         return self.result
 
+    @property
+    def diagnosis_submitted(self) -> bool:
+        """Whether ``submit_diagnosis`` was accepted (an empty list, "no fault", is a submission)."""
+        return self.st.diagnosis_step is not None
+
+    def end_cause(self) -> str | None:
+        """How the episode ended: ``"resolve"``, ``"step_budget"``, ``"time_budget"`` or ``"stopped"``
+        (:meth:`finish` before either); None while it runs. Front ends word it for their readers."""
+        r = self.result
+        if r is None:
+            return None
+        if r["resolved"]:
+            return "resolve"
+        if r["steps"] >= self.spec.budget.steps:
+            return "step_budget"
+        if r["sim_seconds"] >= self.spec.budget.time_s:
+            return "time_budget"
+        return "stopped"
+
     # ------------------------------------------------------------------ used by submit tools
     def record_diagnosis(self, claims: list[Any], summary: str) -> int:
         """Keep the (last) submitted diagnosis; it is scored when the episode ends."""

@@ -151,3 +151,23 @@ def test_array_arguments_sent_as_json_text_are_decoded_in_the_core() -> None:
     assert as_list.st.claims == as_text.st.claims
     obs, *_ = as_text.step({"tool": "submit_diagnosis", "args": {"root_causes": "not json"}})
     assert not obs.ok and "valid list" in obs.text  # text that is not an array is still rejected
+
+
+def test_end_cause_and_diagnosis_submitted() -> None:
+    env = srezero.make("inc-001", 0)
+    env.reset(seed=0)
+    assert env.end_cause() is None and not env.diagnosis_submitted
+    env.step({"tool": "submit_diagnosis", "args": {"root_causes": [], "summary": "no fault"}})
+    assert env.diagnosis_submitted  # an empty diagnosis is a submission
+    env.step("resolve()")
+    assert env.end_cause() == "resolve"
+    stopped = srezero.make("inc-001", 0)
+    stopped.reset(seed=0)
+    stopped.step("get_alerts()")
+    stopped.finish()
+    assert stopped.end_cause() == "stopped" and not stopped.diagnosis_submitted
+    spent = srezero.make("inc-001", 0)
+    spent.reset(seed=0)
+    for _ in range(spent.spec.budget.steps):
+        spent.step("get_alerts()")
+    assert spent.end_cause() == "step_budget"

@@ -137,19 +137,16 @@ def finish_episode(env: Episode) -> None:
     ended by ``resolve`` or a budget is kept already, but one your solver stopped early is not."""
     result = env.finish()
     store().set(RESULT_KEY, orjson.loads(orjson.dumps(result)))
-    submitted = any(t["tool"] == "submit_diagnosis" and t["ok"] for t in env.trajectory)
-    store().set(END_KEY, {"how": _how_it_ended(env, result), "diagnosis_submitted": submitted})
+    store().set(END_KEY, {"how": _how_it_ended(env, result), "diagnosis_submitted": env.diagnosis_submitted})
 
 
 def _how_it_ended(env: Episode, result: dict[str, Any]) -> str:
-    if result["resolved"]:
-        return "ended by resolve" + (" while a root cause was still active" if result["premature_resolution"] else "")
     budget = env.spec.budget
-    if result["steps"] >= budget.steps:
-        return f"the step budget ran out ({budget.steps} steps)"
-    if result["sim_seconds"] >= budget.time_s:
-        return f"the simulated-time budget ran out ({budget.time_s / 60:g} min)"
-    return "stopped before resolve or a budget; scored as truncated"
+    return {"resolve": "ended by resolve" + (" while a root cause was still active"
+                                             if result["premature_resolution"] else ""),
+            "step_budget": f"the step budget ran out ({budget.steps} steps)",
+            "time_budget": f"the simulated-time budget ran out ({budget.time_s / 60:g} min)",
+            }.get(env.end_cause() or "", "stopped before resolve or a budget; scored as truncated")
 
 
 def episode_tools(env: Episode) -> list[ToolDef]:

@@ -265,11 +265,10 @@ def end_reason(env: Episode, result: dict[str, Any]) -> str:
     if not result.get("truncated"):
         return "the episode ended"
     budget = env.spec.budget
-    if result.get("steps", 0) >= budget.steps:
-        return f"the step budget ran out ({budget.steps} steps) before resolve()"
-    if float(result.get("sim_seconds", 0.0)) >= budget.time_s:
-        return f"the time budget ran out ({budget.time_s / 60:g} simulated minutes) before resolve()"
-    return "you stopped before resolve() (quit or end of input); it counts as truncated, not resolved"
+    return {"step_budget": f"the step budget ran out ({budget.steps} steps) before resolve()",
+            "time_budget": f"the time budget ran out ({budget.time_s / 60:g} simulated minutes) before resolve()",
+            }.get(env.end_cause() or "",
+                  "you stopped before resolve() (quit or end of input); it counts as truncated, not resolved")
 
 
 def diagnosis_lines(env: Episode, result: dict[str, Any]) -> list[str]:
@@ -277,7 +276,7 @@ def diagnosis_lines(env: Episode, result: dict[str, Any]) -> list[str]:
     d = result["diagnosis"]
     out: list[str] = []
     claims = d.get("claims") or []
-    submitted = any(t["tool"] == "submit_diagnosis" and t["ok"] for t in env.trajectory)
+    submitted = env.diagnosis_submitted
     if not claims:
         out.append("  an empty diagnosis (no fault)" if submitted else "  (none submitted)")
     for c in claims:
