@@ -15,21 +15,6 @@ from srezero.commands.llm_options import llm_options
 UPPER_BOUND = ("oracle",)
 
 
-def _print_group_table(agents: list[str], tasks: list[str], marks: dict, tasks_meta: dict, upper: set[str]) -> None:
-    """Mean over tasks of each task's mean marks, per task group (the task count in brackets)."""
-    cols = [(name, [t for t in tasks if t in tasks_meta and pred(tasks_meta[t])]) for name, pred in TASK_GROUPS]
-    cols = [(name, members) for name, members in cols if members]
-    click.echo("\nMean marks by task group (number of tasks in brackets):\n")
-    click.echo("| agent | " + " | ".join(name for name, _ in cols) + " |")
-    click.echo("|---|" + "---:|" * len(cols))
-    for a in agents:
-        cells = []
-        for _, members in cols:
-            vals = [marks[(a, t)] for t in members if marks.get((a, t)) is not None]
-            cells.append(f"{sum(vals) / len(vals):.1f} ({len(vals)})" if vals else "-")
-        click.echo(f"| {a}{' (upper bound)' if a in upper else ''} | " + " | ".join(cells) + " |")
-
-
 def _upper(group: dict) -> bool:
     """Shown apart from the baselines: the agent read the ground truth."""
     return bool(group.get("privileged")) or group["agent"] in UPPER_BOUND
@@ -202,12 +187,11 @@ def _print_table(summary: dict) -> None:
 
 def _manifest_tasks(out: str) -> dict:
     """The run's task metadata (difficulty, split, tags) from its manifest; empty if there is none."""
-    import orjson
+    from srezero.sweep.records import load_manifest
 
     try:
-        with open(os.path.join(out, "manifest.json"), "rb") as f:
-            return dict(orjson.loads(f.read()).get("tasks") or {})
-    except (OSError, orjson.JSONDecodeError, AttributeError):
+        return dict((load_manifest(out) or {}).get("tasks") or {})
+    except (OSError, ValueError, AttributeError):  # an unreadable manifest only costs the group table
         return {}
 
 
@@ -221,6 +205,21 @@ TASK_GROUPS = (
     ("dev", lambda t: t.get("split") == "dev"),
     ("test", lambda t: t.get("split") == "test"),
 )
+
+
+def _print_group_table(agents: list[str], tasks: list[str], marks: dict, tasks_meta: dict, upper: set[str]) -> None:
+    """Mean over tasks of each task's mean marks, per task group (the task count in brackets)."""
+    cols = [(name, [t for t in tasks if t in tasks_meta and pred(tasks_meta[t])]) for name, pred in TASK_GROUPS]
+    cols = [(name, members) for name, members in cols if members]
+    click.echo("\nMean marks by task group (number of tasks in brackets):\n")
+    click.echo("| agent | " + " | ".join(name for name, _ in cols) + " |")
+    click.echo("|---|" + "---:|" * len(cols))
+    for a in agents:
+        cells = []
+        for _, members in cols:
+            vals = [marks[(a, t)] for t in members if marks.get((a, t)) is not None]
+            cells.append(f"{sum(vals) / len(vals):.1f} ({len(vals)})" if vals else "-")
+        click.echo(f"| {a}{' (upper bound)' if a in upper else ''} | " + " | ".join(cells) + " |")
 
 
 def _print_markdown(summary: dict, tasks_meta: dict | None = None) -> None:

@@ -180,17 +180,15 @@ def check_seed(spec: TaskSpec, seed: int, min_marks: float | None = None, random
     import srezero
     from srezero.agents import registry
     from srezero.agents.runner import run_episode
-    from srezero.sim.clock import TICK_S
     from srezero.sim.world import World
 
     def seconds_to_page(s: TaskSpec) -> float | None:
+        """The episode's own paging (World.page); None when the onset budget had to force it."""
         w = World.build(s, seed)
         start = w.env.now
-        limit = start + s.budget.max_onset_s
-        while w.env.now < limit and not w.alerts.is_firing(s.alert.name):
-            w.advance(TICK_S)
+        w.page()
         onset = min((f.at for f in s.faults), default=0.0)
-        return w.env.now - start - onset if w.alerts.is_firing(s.alert.name) else None
+        return None if w.page_forced else w.t_page - start - onset
 
     page_s = seconds_to_page(spec)
     quiet = spec.model_copy(update={"noise": NoiseSpec(profile="quiet"), "distractors": {}})
