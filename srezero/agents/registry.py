@@ -7,6 +7,7 @@ from the current directory. ``--agent-arg KEY=VALUE`` items become constructor k
 
 from __future__ import annotations
 
+import functools
 import importlib
 import inspect
 import os
@@ -29,6 +30,7 @@ BUILTIN = {
 DEFAULT_SWEEP = ("oracle", "random", "runbook", "greedy", "shotgun")
 
 
+@functools.cache  # a sweep creates an agent per episode: import and check each name once per process
 def resolve(name: str) -> type:
     """The agent class for a built-in name or ``package.module:Class``; ValueError says what is wrong."""
     ref = BUILTIN.get(name, name)
@@ -120,12 +122,17 @@ def parse_agent_args(items: tuple[str, ...] | list[str]) -> dict[str, Any]:
     return out
 
 
+@functools.cache
+def _signature(cls: type) -> inspect.Signature | None:
+    try:
+        return inspect.signature(cls)
+    except (TypeError, ValueError):
+        return None
+
+
 def create(name: str, /, **kwargs: Any) -> Any:
     cls = resolve(name)
-    try:
-        sig = inspect.signature(cls)
-    except (TypeError, ValueError):
-        sig = None
+    sig = _signature(cls)
     if sig is not None:
         try:
             sig.bind(**kwargs)
