@@ -104,10 +104,6 @@ def agent_spec(name: str, label: str | None = None, *, agent_args: dict[str, Any
     return AgentSpec(rec.safe(label), name, tuple(sorted(kept.items())))
 
 
-#: a built-in agent's constructor argument -> the ``srezero run`` option that sets it (others: --agent-arg)
-_RUN_OPTIONS = {"model": "--model", "base_url": "--base-url", "api_key_env": "--api-key-env",
-                "temperature": "--temperature", "seed": "--llm-seed", "max_tokens": "--max-tokens",
-                "price_table": "--price-table", "path": "--replay"}
 #: which failure to point a developer at first: their own agent's exception before the rest
 _DEBUG_ORDER = ("agent_error", "env_error", "provider_error")
 
@@ -118,6 +114,10 @@ def traceback_command(rows: Iterable[dict[str, Any]], agents: Iterable[AgentSpec
     import shlex
 
     from srezero.agents import registry
+    from srezero.commands.llm_options import PARAMS
+
+    # a built-in agent's constructor argument -> the `srezero run` option that sets it (others: --agent-arg)
+    run_options = {arg: "--" + param.replace("_", "-") for param, arg in PARAMS} | {"path": "--replay"}
 
     by_label = {a.label: a for a in agents}
     failed = sorted((_DEBUG_ORDER.index(r["status"]), r["agent"], r["task"], r["seed"]) for r in rows
@@ -131,8 +131,8 @@ def traceback_command(rows: Iterable[dict[str, Any]], agents: Iterable[AgentSpec
     for key, value in agent.options:
         if builtin and key == "reasoning_model" and isinstance(value, bool):
             words.append("--reasoning-model" if value else "--no-reasoning-model")
-        elif builtin and key in _RUN_OPTIONS:
-            words += [_RUN_OPTIONS[key], str(value)]
+        elif builtin and key in run_options:
+            words += [run_options[key], str(value)]
         else:
             words += ["--agent-arg", f"{key}={_arg_text(value)}"]
     return " ".join(shlex.quote(w) for w in words) + " --traceback"
