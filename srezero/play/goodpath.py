@@ -9,7 +9,6 @@ changes what the plan would read).
 from __future__ import annotations
 
 import json
-import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -18,7 +17,6 @@ if TYPE_CHECKING:
 
 #: Arguments the oracle fills with its own name; they mean nothing to a person.
 _NOISE_ARGS = {("submit_diagnosis", "summary"), ("resolve", "note")}
-_FAULT_OF_REASON = re.compile(r"^(?:part of the fix of|neutralised) (\S+)$")
 
 
 @dataclass
@@ -58,8 +56,9 @@ def call_text(action: dict[str, Any]) -> str:
 
 def fault_of(write: dict[str, Any]) -> str | None:
     """The fault primitive a write was judged to work on (from the judge's reason), or None."""
-    m = _FAULT_OF_REASON.match(str(write.get("reason") or ""))
-    return m.group(1) if m else None
+    from srezero.scoring.writes import fault_of_reason
+
+    return fault_of_reason(str(write.get("reason") or ""))
 
 
 def _done(env: Episode, step: dict[str, Any], writes: list[dict[str, Any]]) -> bool:

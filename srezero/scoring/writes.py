@@ -30,6 +30,22 @@ if TYPE_CHECKING:
     from srezero.faults.base import Fault, RootCause
     from srezero.sim.world import World
 
+#: The reasons of a write judged to work on a fault, formatted with the fault's primitive name. The
+#: play debrief reads the primitive back out of a record's reason (:func:`fault_of_reason`).
+PART_OF_FIX = "part of the fix of {}"
+NEUTRALISED = "neutralised {}"
+
+
+def fault_of_reason(reason: str) -> str | None:
+    """The fault primitive a :data:`PART_OF_FIX` or :data:`NEUTRALISED` reason names, else None."""
+    for template in (PART_OF_FIX, NEUTRALISED):
+        prefix = template.format("")
+        name = reason[len(prefix):]
+        if reason.startswith(prefix) and name and not any(c.isspace() for c in name):
+            return name
+    return None
+
+
 def write_key(tool: str, args: dict[str, Any]) -> tuple[Any, ...]:
     """What makes two writes "the same write": the tool and every argument but ``value``, after
     validation fills defaults (so ``failover()`` and ``failover(service="database")`` agree)."""
@@ -88,12 +104,12 @@ class WriteJudge:
             if not active_before[i]:
                 continue
             if key in fix and self._value_ok(w, tool, args, fix[key]):
-                ok, reason = True, f"part of the fix of {self.faults[i].meta.name}"
+                ok, reason = True, PART_OF_FIX.format(self.faults[i].meta.name)
                 break
             if key in fix:
                 reason = f"right place, unsafe value for {self.faults[i].meta.name}"
             if not active_after[i] and (target in self.related[i] or tool in self.remedies[i]):
-                ok, reason = True, f"neutralised {self.faults[i].meta.name}"
+                ok, reason = True, NEUTRALISED.format(self.faults[i].meta.name)
                 break
         distractor = not ok and bool(target) and target in {norm(x) for x in sorted(w.noise_entities)} \
             and not any(target in r for r in self.related)
