@@ -116,8 +116,9 @@ def _is_record(data: Any) -> bool:
     return isinstance(data, dict) and "task_id" in data and "seed" in data and ("result" in data or "status" in data)
 
 
-def read_records(run_dir: str | Path) -> tuple[dict[str, Any], list[dict[str, Any]]]:
-    """The manifest and the raw record dicts of a run directory (or of one record file)."""
+def read_records(run_dir: str | Path) -> tuple[dict[str, Any], list[tuple[Path, dict[str, Any]]]]:
+    """The manifest and the raw record dicts of a run directory (or of one record file), each with the
+    file it was read from."""
     from srezero.sweep import records as layout
 
     path = Path(run_dir)
@@ -125,18 +126,18 @@ def read_records(run_dir: str | Path) -> tuple[dict[str, Any], list[dict[str, An
         data = _read_json(path)
         if not _is_record(data):
             raise RunDirError(f"{path}: not an episode record (needs task_id, seed and result)")
-        return {}, [data]
+        return {}, [(path, data)]
     if not path.is_dir():
         raise RunDirError(f"{path}: no such run directory")
     manifest = _read_json(path / layout.MANIFEST) if (path / layout.MANIFEST).is_file() else {}
     if (path / layout.EPISODES).is_dir():  # a sweep's run directory
         try:
-            records = list(layout.iter_records(path))
+            records = [(p, layout.read_record(p)) for p in layout.record_paths(path)]
         except ValueError as exc:  # names the unreadable record
             raise RunDirError(str(exc)) from None
     else:  # a loose directory of runner records (e.g. `srezero run --out x.json` files)
         files = sorted(p for p in path.rglob("*.json") if p.name not in (layout.MANIFEST, layout.SUMMARY_JSON))
-        records = [d for d in (_read_json(p) for p in files) if _is_record(d)]
+        records = [(p, d) for p, d in ((p, _read_json(p)) for p in files) if _is_record(d)]
     if not records:
         raise RunDirError(f"{path}: no episode records found (expected {layout.EPISODES}/<agent>/<task>/"
                           "seed-NNNN.json, as written by `srezero sweep --out DIR`)")
@@ -207,13 +208,16 @@ def to_ep(rec: dict[str, Any], manifest: dict[str, Any], meta: tuple[str, tuple[
 def load_run(run_dir: str | Path) -> Run:
     """Load a run directory. Episodes are sorted by (agent, task, seed); a duplicate is an error."""
     manifest, records = read_records(run_dir)
-    meta = _task_meta(sorted({str(r["task_id"]) for r in records}), manifest)
-    eps = [to_ep(r, manifest, meta[str(r["task_id"])]) for r in records]
-    eps.sort(key=lambda e: (e.agent, e.task_id, e.seed))
-    for a, b in itertools.pairwise(eps):
+    meta = _task_meta(sorted({str(r["task_id"]) for _, r in records}), manifest)
+    eps = sorted(((to_ep(r, manifest, meta[str(r["task_id"])]), p) for p, r in records),
+                 key=lambda ep_path: (ep_path[0].agent, ep_path[0].task_id, ep_path[0].seed, str(ep_path[1])))
+    for (a, a_path), (b, b_path) in itertools.pairwise(eps):
         if (a.agent, a.task_id, a.seed) == (b.agent, b.task_id, b.seed):
-            raise RunDirError(f"{run_dir}: two records for agent {a.agent!r}, task {a.task_id!r}, seed {a.seed}")
-    return Run(Path(run_dir), manifest, eps)
+            root = Path(run_dir)
+            names = [str(q.relative_to(root)) if q.is_relative_to(root) else str(q) for q in (a_path, b_path)]
+            raise RunDirError(f"{run_dir}: two records for agent {a.agent!r}, task {a.task_id!r}, seed {a.seed}: "
+                              f"{names[0]} and {names[1]}; move one out, or record one under another label")
+    return Run(Path(run_dir), manifest, [e for e, _ in eps])
 
 
 def select(run: Run, agents: Sequence[str] = (), tasks: Sequence[str] = (), split: str | None = None,

@@ -223,9 +223,11 @@ def test_loader_reads_runner_records_and_rejects_bad_dirs(tmp_path: Path, small_
         load_run(tmp_path / "empty")
     with pytest.raises(RunDirError, match="no such run directory"):
         load_run(tmp_path / "missing")
-    (tmp_path / "loose" / "two.json").write_bytes(orjson.dumps(rec))
-    with pytest.raises(RunDirError, match="two records"):
+    (tmp_path / "loose" / "sub").mkdir()  # the error names both files, so the user knows which to move
+    (tmp_path / "loose" / "sub" / "two.json").write_bytes(orjson.dumps(rec))
+    with pytest.raises(RunDirError, match=r"two records .*seed 0: one\.json and sub/two\.json; move one out"):
         load_run(tmp_path / "loose")
+    (tmp_path / "loose" / "sub" / "two.json").unlink()
     (tmp_path / "loose" / "three.json").write_text("{not json")
     with pytest.raises(RunDirError, match=r"three\.json"):
         load_run(tmp_path / "loose")
