@@ -1,4 +1,4 @@
-"""The replay agent: replays a recorded trajectory, then resolves.
+"""The replay agent: replays a recorded trajectory, then ends the episode as the record did.
 
 Source (the ``path`` option, ``--replay`` on the command line, or the ``SREZERO_REPLAY`` environment
 variable), one of:
@@ -11,7 +11,10 @@ variable), one of:
   same episode (matched on the briefing's opaque episode id) is replayed; an episode with no record
   is an agent error. With several agents in the directory, name one with ``agent``.
 
-Replaying a deterministic agent's record on the same task and seed reproduces its result exactly.
+When the actions run out it resolves, unless the source is a record of an episode that ended
+truncated without a resolve (an MCP session that was abandoned, a harness's step cap): then it stops
+the episode the same way (:class:`~srezero.agents.protocol.StopEpisode`). Replaying a deterministic
+agent's record on the same task and seed reproduces its result exactly.
 """
 
 from __future__ import annotations
@@ -22,6 +25,7 @@ from typing import Any
 
 import orjson
 
+from srezero.agents.protocol import StopEpisode
 from srezero.episode import Briefing, Observation
 
 ENV_VAR = "SREZERO_REPLAY"
@@ -39,6 +43,13 @@ def _actions_of(record: dict[str, Any]) -> list[Any]:
             action = {"tool": step["tool"], "args": step.get("args") or {}}
         out.append(action)
     return out
+
+
+def _stops_short(record: dict[str, Any]) -> bool:
+    """Whether the recorded episode ended without a resolve. Replayed on its own task and seed, a budget
+    cuts the replay at the same step; elsewhere (or after an early stop) the replay stops there too."""
+    result = record.get("result") or {}
+    return bool(result.get("truncated")) and not result.get("resolved")
 
 
 def _load_lines(path: Path) -> list[Any]:
@@ -66,22 +77,24 @@ class ReplayAgent:
         if not self.path.exists():
             raise ValueError(f"replay source {self.path} does not exist")
         self.agent = agent
-        self._by_episode: dict[str, list[Any]] | None = None
-        self._fixed: list[Any] | None = None
+        # each episode's script: the actions, and whether to stop (not resolve) when they run out
+        self._by_episode: dict[str, tuple[list[Any], bool]] | None = None
+        self._fixed: tuple[list[Any], bool] | None = None
         if self.path.is_file():
             if self.path.suffix == ".json":
-                self._fixed = _actions_of(orjson.loads(self.path.read_bytes()))
+                record = orjson.loads(self.path.read_bytes())
+                self._fixed = _actions_of(record), _stops_short(record)
             else:
-                self._fixed = _load_lines(self.path)
+                self._fixed = _load_lines(self.path), False
 
     def settings(self) -> dict[str, Any]:
         return {"source": self.path.name, "agent": self.agent}
 
-    def _index(self) -> dict[str, list[Any]]:
+    def _index(self) -> dict[str, tuple[list[Any], bool]]:
         if self._by_episode is None:
             root = self.path / "episodes" if (self.path / "episodes").is_dir() else self.path
             files = sorted(root.rglob("seed-*.json")) or sorted(root.rglob("*.json"))
-            index: dict[str, list[Any]] = {}
+            index: dict[str, tuple[list[Any], bool]] = {}
             for p in files:
                 rec = orjson.loads(p.read_bytes())
                 if not isinstance(rec, dict) or "episode_id" not in rec:
@@ -91,20 +104,20 @@ class ReplayAgent:
                 eid = rec["episode_id"]
                 if eid in index:
                     raise ValueError(f"{self.path}: two records for episode {eid}; choose one agent with agent=...")
-                index[eid] = _actions_of(rec)
+                index[eid] = _actions_of(rec), _stops_short(rec)
             self._by_episode = index
         return self._by_episode
 
     def reset(self, task_info: Briefing, seed: int, tool_specs: list[dict[str, Any]]) -> None:
-        if self._fixed is not None:
-            self.queue = list(self._fixed)
-            return
-        actions = self._index().get(task_info.episode_id)
-        if actions is None:
+        script = self._fixed if self._fixed is not None else self._index().get(task_info.episode_id)
+        if script is None:
             raise LookupError(f"{self.path} has no record of episode {task_info.episode_id}")
-        self.queue = list(actions)
+        self.queue = list(script[0])
+        self.stop_at_end = script[1]
 
     def act(self, observation: Observation) -> Any:
         if not self.queue:
+            if self.stop_at_end:
+                raise StopEpisode("the recorded episode ended here without a resolve")
             return {"tool": "resolve", "args": {"note": "replay finished"}}
         return self.queue.pop(0)

@@ -23,7 +23,9 @@ upper bound, never ranked among the baselines. Only the oracle should.
 
 An agent whose *provider* fails (an LLM endpoint down, rate-limited past its retries) raises
 :class:`ProviderError`: the sweep records the episode as a provider error, apart from model
-failures, and carries on. Any other exception is recorded as an agent error.
+failures, and carries on. An agent that stops without resolving (a replay of an episode that was
+abandoned or cut short) raises :class:`StopEpisode`: the episode is finished as truncated and scored,
+as when a harness stops early. Any other exception is recorded as an agent error.
 """
 
 from __future__ import annotations
@@ -35,6 +37,10 @@ from srezero.episode import Briefing, Observation
 
 class ProviderError(RuntimeError):
     """The agent's model provider failed (HTTP 429/5xx, timeouts, connection errors) after retries."""
+
+
+class StopEpisode(Exception):
+    """Raised from ``act`` to stop without resolving: the episode ends truncated and is scored as it stands."""
 
 
 @runtime_checkable

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from srezero.agents.protocol import ProviderError
+from srezero.agents.protocol import ProviderError, StopEpisode
 from srezero.episode import Episode
 
 
@@ -47,7 +47,12 @@ def run_episode(env: Episode, agent: Any, seed: int, max_steps: int | None = Non
         limit = max_steps if max_steps is not None else env.spec.budget.steps + 5
         for _ in range(limit):
             stage = "agent"
-            action = agent.act(obs)
+            try:
+                action = agent.act(obs)
+            except StopEpisode:
+                stage = "env"
+                info = {"result": env.finish()}
+                break
             stage = "env"
             obs, _reward, terminated, truncated, info = env.step(action)
             stage = "agent"

@@ -181,6 +181,13 @@ def test_a_session_that_ends_early_is_finished_truncated_and_recorded(tmp_path: 
     assert saved["result"]["wrong_fixes"] == 1  # the harmful restart is scored, not lost
     # the episode's own finish path, byte for byte (deterministic)
     assert record.read_bytes() == _core_abandoned(SEED)
+    # replaying the record stops where the client left: the same truncated result, no resolve added
+    from srezero.agents import registry
+    from srezero.agents.runner import run_episode
+
+    replayed = run_episode(srezero.make(TASK, SEED), registry.create("replay", path=str(record)), SEED)
+    replayed = orjson.loads(orjson.dumps(replayed))  # as saved: tuples become lists
+    assert replayed["result"] == saved["result"] and replayed["trajectory"] == saved["trajectory"]
     # the server keeps answering, and says the episode is over
     after = _session(server, [("get_alerts", {})])[0]
     assert after.is_error and "episode has ended" in after.content[0].text

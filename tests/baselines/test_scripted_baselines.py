@@ -110,6 +110,17 @@ def test_replay_reproduces_a_recorded_episode(tmp_path):
     assert again["result"] == rec["result"] and again["trajectory"] == rec["trajectory"]
 
 
+def test_replay_of_an_episode_stopped_early_stops_too(tmp_path):
+    # a harness's step cap (like an abandoned MCP session) ends the episode truncated, with no resolve
+    rec = run_episode(srezero.make("inc-002", 3), registry.create("runbook"), 3, max_steps=4)
+    assert rec["result"]["truncated"] and not rec["result"]["resolved"]
+    path = tmp_path / "stopped.json"
+    path.write_bytes(orjson.dumps(rec))
+    again = run_episode(srezero.make("inc-002", 3), registry.create("replay", path=str(path)), 3)
+    assert again["status"] == "ok" and len(again["trajectory"]) == 4
+    assert again["result"] == rec["result"] and again["trajectory"] == rec["trajectory"]
+
+
 def test_replay_of_action_objects_keeps_valid_and_invalid_calls_apart(tmp_path):
     from srezero.tools.parse import Action
 
