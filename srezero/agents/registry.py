@@ -11,6 +11,7 @@ import functools
 import importlib
 import inspect
 import os
+import site
 import sys
 from typing import Any
 
@@ -45,6 +46,25 @@ def resolve(name: str) -> type:
         raise ValueError(f"module {module!r} has no attribute {attr!r}") from None
     _check_agent_class(ref, obj)
     return obj
+
+
+def user_source(name: str) -> str | None:
+    """Where a ``package.module:Class`` agent's top-level module lives (its ``.py`` file or package
+    directory) when it is not installed, for executors whose workers do not share this process's
+    ``sys.path`` or working directory (Ray ships it to them); None for built-ins and installed modules."""
+    if name in BUILTIN or ":" not in name:
+        return None
+    resolve(name)  # imports it, from the current directory if need be
+    top = sys.modules[name.partition(":")[0].partition(".")[0]]
+    if top.__name__ in ("srezero", "baselines"):
+        return None
+    paths = list(getattr(top, "__path__", None) or [])
+    where = paths[0] if len(paths) == 1 else getattr(top, "__file__", None)
+    if not where:
+        return None
+    installed = {os.path.realpath(p) for p in (*site.getsitepackages(), site.getusersitepackages())}
+    real = os.path.realpath(where)
+    return None if any(real.startswith(d + os.sep) for d in installed) else real
 
 
 class _NotFound(Exception):

@@ -268,9 +268,21 @@ def _ray(batches: list[Batch], workers: int, address: str | None) -> Iterator[li
         from ray.util.multiprocessing import Pool
     except ImportError:
         raise ValueError("--executor ray needs Ray: pip install 'srezero[ray]'") from None
+    from srezero.agents.registry import user_source
+
+    # a user's agent module that is not installed (say, in the working directory) is shipped to the
+    # workers, which run elsewhere: another directory locally, other machines on a cluster
+    shipped = sorted({src for b in batches for a in b.agents.values() if (src := user_source(a.name))})
     if not ray.is_initialized():
         ray.init(address=address, include_dashboard=False, log_to_driver=False,
-                 **({} if address else {"num_cpus": max(1, workers)}))
+                 **({} if address else {"num_cpus": max(1, workers)}),
+                 **({"runtime_env": {"py_modules": shipped}} if shipped else {}))
+    elif shipped:  # Ray ships local code only at ray.init: the caller's runtime_env must have done it
+        env = ray.get_runtime_context().runtime_env
+        if not (env.get("py_modules") or env.get("working_dir")):
+            raise ValueError(f"Ray was initialised before the sweep without the agent code its workers need "
+                             f"({', '.join(shipped)}, not installed): pass runtime_env={{'py_modules': "
+                             f"{shipped!r}}} to ray.init, or install the module")
     pool = Pool(processes=max(1, workers))
     try:
         yield from pool.imap_unordered(run_batch, batches)

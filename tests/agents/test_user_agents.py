@@ -126,6 +126,25 @@ def test_the_current_directory_is_searched_after_sys_path(tmp_path, monkeypatch)
         sys.modules.pop(name, None)
 
 
+def test_user_source_is_the_code_a_remote_worker_needs(tmp_path, monkeypatch) -> None:
+    """What `--executor ray` ships: a user's module (file, or its top-level package) that is not installed."""
+    name = "src_agent_" + re.sub(r"\W", "_", tmp_path.name)
+    (tmp_path / f"{name}.py").write_text(AGENTS)
+    (tmp_path / f"{name}_pkg" / "sub").mkdir(parents=True)
+    (tmp_path / f"{name}_pkg" / "__init__.py").write_text("")
+    (tmp_path / f"{name}_pkg" / "sub" / "__init__.py").write_text("")
+    (tmp_path / f"{name}_pkg" / "sub" / "agent.py").write_text(AGENTS)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    try:
+        assert registry.user_source(f"{name}:WithArgs") == str((tmp_path / f"{name}.py").resolve())
+        assert registry.user_source(f"{name}_pkg.sub.agent:WithArgs") == str((tmp_path / f"{name}_pkg").resolve())
+        assert registry.user_source("runbook") is None  # built-in: installed with srezero
+        assert registry.user_source("baselines.runbook:RunbookAgent") is None
+    finally:
+        for mod in [m for m in sys.modules if m.startswith(name)]:
+            sys.modules.pop(mod)
+
+
 def test_a_missing_dependency_or_a_syntax_error_is_named_as_such(tmp_path, monkeypatch) -> None:
     (tmp_path / "needs_dep_agent.py").write_text("import no_such_dependency_xyz\n")
     monkeypatch.syspath_prepend(str(tmp_path))

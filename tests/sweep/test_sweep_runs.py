@@ -181,15 +181,35 @@ def test_records_are_canonical_and_ground_truth_stays_in_the_result(tmp_path):
     assert not list(tmp_path.rglob("*.tmp"))
 
 
-def test_ray_executor_matches_the_process_pool(tmp_path):
+#: A user's agent in a module that is only in the sweep's working directory (not installed).
+CWD_AGENT = """
+class LooksThenResolves:
+    def reset(self, briefing, seed, tool_specs):
+        self.todo = ["get_alerts()", "resolve()"]
+
+    def act(self, observation):
+        return self.todo.pop(0)
+"""
+
+
+def test_ray_executor_matches_the_process_pool(tmp_path, monkeypatch):
     ray = pytest.importorskip("ray")
-    agents = [runner.agent_spec(n) for n in ("runbook", "greedy")]
+    project = tmp_path / "project"
+    project.mkdir()
+    (project / "cwd_only_agent_mod.py").write_text(CWD_AGENT)
+    monkeypatch.chdir(project)  # Ray's workers run elsewhere: the module must be shipped to them
+    monkeypatch.setattr(sys, "path", list(sys.path))
+    monkeypatch.delitem(sys.modules, "cwd_only_agent_mod", raising=False)
+    agents = [runner.agent_spec(n) for n in ("runbook", "greedy", "cwd_only_agent_mod:LooksThenResolves")]
     task = specs(("inc-001",))
     runner.sweep(tmp_path / "proc", agents, task, [0, 1], workers=2, progress=False)
+    monkeypatch.setenv("PYTHONHASHSEED", "7")  # Ray's workers, started by the sweep, inherit it
     try:
-        ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False,
-                 runtime_env={"env_vars": {"PYTHONHASHSEED": "7"}})
         runner.sweep(tmp_path / "ray", agents, task, [0, 1], workers=2, executor="ray", progress=False)
+        assert ray.get_runtime_context().runtime_env.get("py_modules")  # the sweep shipped the module
     finally:
         ray.shutdown()
     assert files(tmp_path / "ray") == files(tmp_path / "proc")
+    user = [orjson.loads(p.read_bytes()) for p in (tmp_path / "ray" / "episodes").rglob("seed-*.json")
+            if p.parent.parent.name.startswith("cwd_only")]
+    assert len(user) == 2 and all(r["status"] == "ok" for r in user)
