@@ -11,6 +11,8 @@ environment variable holding the API key; see :meth:`_LLMAgent.api_key` for whic
 ``temperature`` and ``seed`` (default: the episode seed) passed through, ``reasoning_model`` (send
 ``max_completion_tokens`` and no temperature; default: by model name, see :func:`is_reasoning_model`),
 ``price_table`` (a JSON or TOML file, or ``SREZERO_PRICE_TABLE``; see docs/baselines.md),
+``extra_body`` (more request-body fields for the endpoint, a dict or JSON object text, e.g.
+``{"top_k": 20}`` or ``{"reasoning_effort": "low"}``; it cannot override what the agent sets itself),
 ``max_retries``, ``backoff_s``, ``timeout_s``, ``max_tokens``, ``max_obs_chars``.
 
 Failures are kept apart. A reply that is not a valid tool call is a *model* failure: it goes to the
@@ -131,6 +133,30 @@ class Reply:
         return {"model_reply": out}
 
 
+#: Request fields the agent sets itself (or must not be changed behind the record's back): ``extra_body``
+#: cannot override them.
+OWN_FIELDS = frozenset({"model", "messages", "seed", "temperature", "max_tokens", "max_completion_tokens",
+                        "tools", "tool_choice", "n", "stream"})
+
+
+def _extra_body(value: dict[str, Any] | str | None) -> dict[str, Any] | None:
+    """``extra_body`` as a dict: a JSON object (the command line's ``--extra-body``) or a dict."""
+    if value is None or value == {}:
+        return None
+    if isinstance(value, str):
+        try:
+            value = orjson.loads(value)
+        except orjson.JSONDecodeError as exc:
+            raise ValueError(f"--extra-body must be a JSON object, e.g. '{{\"top_k\": 20}}': {exc}") from None
+    if not isinstance(value, dict):
+        raise ValueError(f"--extra-body must be a JSON object, not {type(value).__name__}")
+    clash = sorted(OWN_FIELDS & value.keys())
+    if clash:
+        raise ValueError(f"--extra-body cannot set {', '.join(clash)}: the agent sets "
+                         f"{'it' if len(clash) == 1 else 'them'} (use its own option, e.g. --temperature)")
+    return value
+
+
 class _LLMAgent:
     """Shared plumbing: the client, retries with backoff, usage accounting, observation formatting."""
 
@@ -139,7 +165,8 @@ class _LLMAgent:
     def __init__(self, model: str | None = None, base_url: str | None = None, temperature: float | None = None,
                  seed: int | None = None, price_table: str | None = None, api_key_env: str | None = None,
                  reasoning_model: bool | None = None, max_retries: int = 4, backoff_s: float = 1.0,
-                 timeout_s: float = 60.0, max_tokens: int | None = None, max_obs_chars: int = 4000) -> None:
+                 timeout_s: float = 60.0, max_tokens: int | None = None, max_obs_chars: int = 4000,
+                 extra_body: dict[str, Any] | str | None = None) -> None:
         if not model:
             raise ValueError("LLM agents need a model name (--model)")
         if api_key_env is not None and not api_key_env.strip():
@@ -161,6 +188,7 @@ class _LLMAgent:
         default_cap = DEFAULT_MAX_TOKENS_REASONING if self.reasoning_model else DEFAULT_MAX_TOKENS
         self.max_tokens = int(max_tokens) if max_tokens is not None else default_cap
         self.max_obs_chars = int(max_obs_chars)
+        self.extra_body = _extra_body(extra_body)
         self._client: Any = None
         self._usage = self._zero_usage()
         self._note: dict[str, Any] = {}
@@ -170,7 +198,8 @@ class _LLMAgent:
         return {"model": self.model, "base_url": self.base_url, "api_key_env": self.api_key_env,
                 "reasoning_model": self.reasoning_model, "temperature": self.temperature, "seed": self.seed,
                 "max_retries": self.max_retries, "timeout_s": self.timeout_s, "max_tokens": self.max_tokens,
-                "max_obs_chars": self.max_obs_chars, "price_per_mtok": list(self.prices.get(self.model, (0.0, 0.0)))}
+                "max_obs_chars": self.max_obs_chars, "extra_body": self.extra_body,
+                "price_per_mtok": list(self.prices.get(self.model, (0.0, 0.0)))}
 
     def api_key(self) -> str:
         """The key to send. From ``api_key_env`` when given; for the OpenAI API from OPENAI_API_KEY;
@@ -243,6 +272,8 @@ class _LLMAgent:
             kwargs["max_tokens"] = self.max_tokens
         if tools:
             kwargs["tools"] = tools
+        if self.extra_body:
+            kwargs["extra_body"] = self.extra_body
         return kwargs
 
     def _chat(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None = None) -> Reply:

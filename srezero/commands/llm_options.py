@@ -19,7 +19,7 @@ import click
 PARAMS: tuple[tuple[str, str], ...] = (
     ("model", "model"), ("base_url", "base_url"), ("api_key_env", "api_key_env"), ("temperature", "temperature"),
     ("llm_seed", "seed"), ("reasoning_model", "reasoning_model"), ("max_tokens", "max_tokens"),
-    ("price_table", "price_table"),
+    ("price_table", "price_table"), ("extra_body", "extra_body"),
 )
 
 _DECLARATIONS = (
@@ -38,6 +38,9 @@ _DECLARATIONS = (
                  help="completion token cap per request, for LLM agents [default: 1024; 16384 for reasoning models]"),
     click.option("--price-table", type=click.Path(dir_okay=False, exists=True),
                  help="JSON or TOML price table for LLM cost (docs/baselines.md)"),
+    click.option("--extra-body", metavar="JSON",
+                 help="more request-body fields for the endpoint, as a JSON object, for LLM agents "
+                      "(e.g. '{\"top_k\": 20}' for vLLM, '{\"reasoning_effort\": \"low\"}'); recorded in the manifest"),
 )
 
 

@@ -314,6 +314,19 @@ def test_reasoning_models_get_max_completion_tokens_and_no_temperature(fake_open
         registry.create("llm-react", model="o3", temperature=0.2)
 
 
+def test_extra_body_reaches_the_endpoint_and_cannot_override_the_agents_own_fields(fake_openai):
+    play("llm-react", fake_openai, extra_body='{"top_k": 20, "chat_template_kwargs": {"thinking": false}}')
+    body = fake_openai.requests[0]
+    assert body["top_k"] == 20 and body["chat_template_kwargs"] == {"thinking": False}
+    assert body["temperature"] == 0.0 and body["model"] == "test-model"
+    agent = registry.create("llm-prompt", model="m", extra_body={"top_k": 20})
+    assert agent.settings()["extra_body"] == {"top_k": 20}  # recorded in the manifest
+    for bad, says in (('{"temperature": 1}', "cannot set temperature"), ("[1]", "JSON object, not list"),
+                      ("{top_k: 1}", "must be a JSON object")):
+        with pytest.raises(ValueError, match=says):
+            registry.create("llm-react", model="m", extra_body=bad)
+
+
 # ---------------------------------------------------------------------------- the command line
 def cli_run(*args: str):
     from click.testing import CliRunner
@@ -375,10 +388,10 @@ def test_run_takes_the_sweeps_llm_options(fake_openai, tmp_path, monkeypatch):
     prices.write_bytes(orjson.dumps({"test-model": {"prompt": 1.0, "completion": 2.0}}))
     res = cli_run("run", "--task", "inc-001", "--agent", "llm-prompt", "--model", "test-model", "--json",
                   "--base-url", fake_openai.base_url, "--temperature", "0.4", "--llm-seed", "9", "--max-tokens", "99",
-                  "--price-table", str(prices))
+                  "--price-table", str(prices), "--extra-body", '{"top_p": 0.9}')
     assert res.exit_code == 0, res.output
     body = fake_openai.requests[0]
-    assert (body["temperature"], body["seed"], body["max_tokens"]) == (0.4, 9, 99)
+    assert (body["temperature"], body["seed"], body["max_tokens"], body["top_p"]) == (0.4, 9, 99, 0.9)
     assert orjson.loads(res.stdout)["usage"]["cost_usd"] == pytest.approx((100 * 1.0 + 10 * 2.0) / 1e6)
     fake_openai.requests.clear()
     res = cli_run("run", "--task", "inc-001", "--agent", "llm-react", "--model", "o4-mini", "--quiet",
