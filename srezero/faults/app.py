@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, Any
 
 from srezero.faults.base import Fault, FaultMeta, Param, ParamError, Remedy, RootCause, Signal, register
 from srezero.faults.envelopes import healthy
+from srezero.sim import changes
 from srezero.sim import config as cfg
 from srezero.sim.components import Deploy
 
@@ -14,15 +15,13 @@ if TYPE_CHECKING:
     from srezero.sim.world import World
 
 
-def bump(version: str, salt: int) -> str:
-    major, minor, patch = (int(x) for x in version.lstrip("v").split("."))
-    return f"v{major}.{minor}.{patch + 1 + salt % 3}"
-
-
-def ship(w: World, svc_name: str, defect: str, rate: float, message: str) -> Deploy:
-    """Roll out a new version of ``svc_name`` carrying ``defect`` (a cause, not a symptom)."""
+def ship(w: World, svc_name: str, defect: str, rate: float) -> Deploy:
+    """Roll out a new version of ``svc_name`` carrying ``defect`` (a cause, not a symptom). Its version
+    step and release note are drawn as every release's are (srezero.sim.changes)."""
     svc = w.services[svc_name]
-    new = Deploy(bump(svc.deploy.version, w.seed), w.now, w.author(), message, defect=defect, defect_rate=rate)
+    message = changes.release_note(w)
+    new = Deploy(changes.next_version(w, svc_name, svc.deploy.version), w.now, w.author(), message, defect=defect,
+                 defect_rate=rate)
     svc.deploys.append(new)
     w.change(svc_name, "deploy", f"deployed {new.version}: {message}", new.author)
     w.emit("Normal", "ScalingReplicaSet", svc_name, f"Rolled out {svc_name} {new.version}")
@@ -55,8 +54,7 @@ class ConfigFault(Fault):
         svc = w.services[self.service]
         old = svc.config.get(self.key)
         svc.config[self.key] = value
-        w.change(self.service, "config", f"{self.key}: {old} -> {value}", w.author())
-        w.emit("Normal", "ConfigChanged", self.service, f"configmap {self.service}-config updated ({self.key})")
+        w.change(self.service, "config", f"{self.key}: {old} -> {value} ({changes.reason(w)})", w.author())
 
     def neutralised(self, w: World) -> bool:
         return healthy(w, self.service, self.key, self.original)
@@ -172,7 +170,7 @@ class MemoryLeak(Fault):
         limit = svc.config["memory_limit_mb"]
         base = svc.replicas[0].base_mem_mb
         rate = (limit - base) / (self.params["minutes_to_oom"] / 60.0)
-        self.version = ship(w, self.service, "memory_leak", rate, "switch session store to in-process LRU").version
+        self.version = ship(w, self.service, "memory_leak", rate).version
 
     def neutralised(self, w: World) -> bool:
         return w.services[self.service].deploy.defect != "memory_leak"
@@ -234,9 +232,11 @@ class RetryStorm(Fault):
         web.config["db_timeout_ms"] = self.timeout_ms
         web.config["db_retries"] = int(self.params["retries"])
         when = -float(w.rng_world.uniform(1.5, 3.5)) * 86400
-        w.changes.append(_change(when, "web_server", f"db_timeout_ms: {self.original['db_timeout_ms']} -> "
-                                 f"{self.timeout_ms}, db_retries: {self.original['db_retries']} -> "
-                                 f"{self.params['retries']} (snappier failover)", w.author()))
+        author = w.author()  # one edit of two keys: two entries, as every config change is one key
+        changes.record(w, when, "web_server", "config", f"db_timeout_ms: {self.original['db_timeout_ms']} -> "
+                       f"{self.timeout_ms} ({changes.reason(w)})", author)
+        changes.record(w, when + 2.0, "web_server", "config", f"db_retries: {self.original['db_retries']} -> "
+                       f"{self.params['retries']} ({changes.reason(w)})", author)
 
     def inject(self, w: World) -> None:
         w.state.surge *= self.params["surge"]
@@ -292,8 +292,3 @@ class RetryStorm(Fault):
                 ("query_metrics", "database", {"metric": "request_rate"}, ""),
                 ("search_logs", "web_server", {}, "timeout")]
 
-
-def _change(at: float, service: str, detail: str, author: str):
-    from srezero.sim.components import Change
-
-    return Change(at, service, "config", detail, author)

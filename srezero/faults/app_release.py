@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any
 from srezero.faults.app import ship
 from srezero.faults.base import FaultMeta, Param, Remedy, RootCause, Signal, register
 from srezero.faults.common import Declared, esc
+from srezero.sim import changes
 from srezero.sim import config as cfg
 
 if TYPE_CHECKING:
@@ -37,8 +38,7 @@ class BadDeploy(Declared):
         self.version = ""
 
     def inject(self, w: World) -> None:
-        self.version = ship(w, self.service, "endpoint_errors", self.params["error_rate"],
-                            "checkout: new currency rounding").version
+        self.version = ship(w, self.service, "endpoint_errors", self.params["error_rate"]).version
 
     def subs(self, w: World) -> dict[str, str]:
         return {"version": esc(self.version)}
@@ -92,11 +92,13 @@ class StaleCredential(Declared):
         w.state.db_credential = self.new
         w.change("database", "config", f"rotated password for role app (secret app-db-credentials {self.old} -> "
                  f"{self.new})", w.author())
-        for name in ("web_server", "worker"):
+        rotated = w.changes[-1].at
+        for i, name in enumerate(("web_server", "worker")):  # the bot syncs after the rotation, as it always does
             if name == self.service:
                 continue
             w.services[name].config["env.CREDENTIALS_VERSION"] = self.new
-            w.change(name, "config", f"env.CREDENTIALS_VERSION: {self.old} -> {self.new} (secret sync)", "deploy-bot")
+            changes.record(w, rotated + 40.0 + 20.0 * i, name, "config",
+                           f"env.CREDENTIALS_VERSION: {self.old} -> {self.new} (secret sync)", "deploy-bot")
 
     def subs(self, w: World) -> dict[str, str]:
         return {"old": esc(self.old)}
@@ -156,7 +158,7 @@ class FeatureFlagBug(Declared):
         old = c.get(self.key)
         c[self.key] = True
         w.state.flag_bug_key, w.state.flag_bug_rate = self.key, self.params["error_rate"]
-        w.change(self.service, "config", f"{self.key}: {old} -> True (gradual rollout: 100%)", w.author())
+        w.change(self.service, "config", f"{self.key}: {old} -> True ({changes.reason(w)})", w.author())
 
     def subs(self, w: World) -> dict[str, str]:
         return {"flag": self.flag}

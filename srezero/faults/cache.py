@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 from srezero.faults.app import ship
 from srezero.faults.base import FaultMeta, Param, Remedy, RootCause, Signal, register
 from srezero.faults.common import CFG, CHANGE, Declared, TunedConfig, esc
+from srezero.sim import changes
 from srezero.sim.clock import TICK_S
 
 if TYPE_CHECKING:
@@ -107,7 +108,7 @@ class CacheAuthFailure(Declared):
 
     def inject(self, w: World) -> None:
         w.services["cache"].config["auth_secret"] = self.new
-        w.change("cache", "config", f"auth_secret: {self.old} -> {self.new} (quarterly rotation)", w.author())
+        w.change("cache", "config", f"auth_secret: {self.old} -> {self.new} ({changes.reason(w)})", w.author())
 
     def neutralised(self, w: World) -> bool:
         return w.services["web_server"].config["cache_auth_secret"] == w.services["cache"].config["auth_secret"]
@@ -178,7 +179,7 @@ class CacheHotKey(Declared):
         self.version = ""
 
     def inject(self, w: World) -> None:
-        self.version = ship(w, "web_server", "hot_key", 0.0, "show the promo banner on every page").version
+        self.version = ship(w, "web_server", "hot_key", 0.0).version
         w.state.cache_hot_key_name = HOT_KEY
 
     def evolve(self, w: World) -> Generator[Any, Any, None]:

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 from srezero.faults.app import ConfigFault
 from srezero.faults.base import Fault, Signal, _signal_entity, read_action
+from srezero.sim import changes
 
 if TYPE_CHECKING:
     from srezero.sim.world import World
@@ -58,8 +59,6 @@ class TunedConfig(Declared, ConfigFault):
     causes a new problem; ``None`` when a side has no meaning).
     """
 
-    reason = "tuning"  # words for the change-history entry
-
     def compute_bad(self, w: World) -> Any:
         return self.params["value"]
 
@@ -76,8 +75,7 @@ class TunedConfig(Declared, ConfigFault):
         svc = w.services[self.service]
         old = svc.config.get(self.key)
         svc.config[self.key] = value
-        w.change(self.service, "config", f"{self.key}: {old} -> {value} ({self.reason})", w.author())
-        w.emit("Normal", "ConfigChanged", self.service, f"configmap {self.service}-config updated ({self.key})")
+        w.change(self.service, "config", f"{self.key}: {old} -> {value} ({changes.reason(w)})", w.author())
 
     def subs(self, w: World) -> dict[str, str]:
         return {"key": esc(self.key), "service": self.service, "value": esc(self.bad_value(w))}

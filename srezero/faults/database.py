@@ -8,8 +8,8 @@ from typing import TYPE_CHECKING, Any
 from srezero.faults.app import ship
 from srezero.faults.base import Fault, FaultMeta, Param, Remedy, RootCause, Signal, register
 from srezero.faults.common import Declared
+from srezero.sim import changes
 from srezero.sim.clock import TICK_S
-from srezero.sim.components import Change
 from srezero.sim.rng import stable_int
 
 if TYPE_CHECKING:
@@ -47,7 +47,7 @@ class ConnectionLeak(Fault):
 
     def inject(self, w: World) -> None:
         svc = w.services[self.service]
-        self.version = ship(w, self.service, "conn_leak", self.params["leak_per_min"], "retry payment capture inline").version
+        self.version = ship(w, self.service, "conn_leak", self.params["leak_per_min"]).version
         # start partly drained so the page comes within minutes, not hours
         for rep in svc.replicas:
             rep.leaked_conns = svc.config["db_pool_size"] * 0.5
@@ -120,7 +120,7 @@ class MissingIndex(Declared):
 
     def inject(self, w: World) -> None:
         w.state.db_missing_index, w.state.db_scan_cost = self.index, self.params["scan_cost"]
-        w.change("database", "migration", f"0{41 + w.seed % 50}_reindex: DROP INDEX {self.table}_{self.column}_idx "
+        w.change("database", "migration", f"{changes.migration_id(w)}_reindex: DROP INDEX {self.table}_{self.column}_idx "
                  "(to be rebuilt CONCURRENTLY)", w.author())
 
     def subs(self, w: World) -> dict[str, str]:
@@ -232,8 +232,7 @@ class TableBloat(Declared):
         db = w.services["database"]
         db.config["autovacuum"] = False
         when = w.now - float(w.rng_world.uniform(2.0, 5.0)) * 86400
-        w.changes.append(Change(when, "database", "config", "autovacuum: True -> False (bulk import of "
-                                f"{self.params['table']})", w.author()))
+        changes.record(w, when, "database", "config", f"autovacuum: True -> False ({changes.reason(w)})", w.author())
         w.state.db_bloat_table = self.params["table"]
 
     def inject(self, w: World) -> None:

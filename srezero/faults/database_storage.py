@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Any
 from srezero.faults.base import FaultMeta, Param, Remedy, RootCause, Signal, register
 from srezero.faults.common import Declared, baseline
 from srezero.faults.envelopes import healthy
-from srezero.sim.components import Change
+from srezero.sim import changes
 from srezero.sim.rng import stable_int
 
 if TYPE_CHECKING:
@@ -46,8 +46,7 @@ class ReplicaLag(Declared):
     def inject(self, w: World) -> None:
         st = w.state
         w.services["database"].config[DELAY] = -1
-        w.change("database", "config", f"{DELAY}: {self.original} -> -1 (let the revenue report finish on the "
-                 "replica)", w.author())
+        w.change("database", "config", f"{DELAY}: {self.original} -> -1 ({changes.reason(w)})", w.author())
         st.standby_query_s, st.standby_query_since = self.params["query_s"], w.now
         st.standby_query_pid = 1000 + stable_int(w.seed, "report", int(w.now)) % 60000
 
@@ -95,8 +94,8 @@ class DatabaseDiskFull(Declared):
 
     def prepare(self, w: World) -> None:
         self.slot = f"pgbackrest_{stable_int(w.seed, 'slot') % 900 + 100}"
-        w.changes.append(Change(w.now - float(w.rng_world.uniform(3.0, 6.0)) * 86400, "database", "replication",
-                                f"created replication slot {self.slot} for streaming backups", w.author()))
+        changes.record(w, w.now - float(w.rng_world.uniform(3.0, 6.0)) * 86400, "database", "replication",
+                       f"created replication slot {self.slot} for streaming backups", w.author())
 
     def inject(self, w: World) -> None:
         disk = self.target.obj.node.data_disk

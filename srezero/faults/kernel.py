@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 from srezero.faults.app import ConfigFault
 from srezero.faults.base import Fault, FaultMeta, Param, Remedy, RootCause, Signal, read_action, register
+from srezero.sim import changes
 from srezero.sim.clock import TICK_S
 from srezero.sim.components import Daemon, Node
 from srezero.sim.lifecycle import LISTEN_PORT
@@ -89,8 +90,8 @@ class NodeFault(Fault):
         ``search_logs`` keeps the tool's default limit."""
         return [read_action(*sig, limit=None) for sig in self.signals(w)]
 
-    def sysctl_change(self, w: World, key: str, old: Any, new: Any, why: str) -> None:
-        w.change("node", "sysctl", f"{self.node.name}: {key}: {old} -> {new} ({why})", w.author())
+    def sysctl_change(self, w: World, key: str, old: Any, new: Any) -> None:
+        w.change("node", "sysctl", f"{self.node.name}: {key}: {old} -> {new} ({changes.reason(w)})", w.author())
 
 
 # ------------------------------------------------------------------ file descriptors
@@ -205,7 +206,7 @@ class ConntrackFull(NodeFault):
         n = self.node
         self.original = n.conntrack_max
         n.conntrack_max = pow2_below(max(2048.0, n.conntrack_used / self.params["overcommit"]))
-        self.sysctl_change(w, self.KEY, self.original, n.conntrack_max, "apply sysctl baseline")
+        self.sysctl_change(w, self.KEY, self.original, n.conntrack_max)
 
     def neutralised(self, w: World) -> bool:
         n = self.node
@@ -391,7 +392,7 @@ class EphemeralPortExhaustion(NodeFault):
         self.original = f"{n.port_lo} {n.port_lo + n.ephemeral_ports - 1}"
         size = max(100, int(n.ports_used / self.params["overcommit"]) // 100 * 100)
         n.port_lo, n.ephemeral_ports = 61000 - size, size
-        self.sysctl_change(w, self.KEY, self.original, f"{n.port_lo} 60999", "reserve ports for the mesh sidecar")
+        self.sysctl_change(w, self.KEY, self.original, f"{n.port_lo} 60999")
 
     @staticmethod
     def ports_needed(n: Node) -> float:

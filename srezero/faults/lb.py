@@ -6,6 +6,7 @@ from typing import TYPE_CHECKING, Any
 
 from srezero.faults.base import FaultMeta, Param, Remedy, RootCause, Signal, register
 from srezero.faults.common import CFG, CHANGE, Declared, TunedConfig, baseline, esc, live
+from srezero.sim import changes
 
 if TYPE_CHECKING:
     from srezero.sim.world import World
@@ -46,7 +47,7 @@ class BadBackendWeight(Declared):
         c = w.services[LB].config
         old = c.get(self.key)
         c[self.key] = int(self.params["weight"])
-        w.change(LB, "config", f"{self.key}: {old} -> {self.params['weight']} (canary warm-up)", w.author())
+        w.change(LB, "config", f"{self.key}: {old} -> {self.params['weight']} ({changes.reason(w)})", w.author())
 
     def subs(self, w: World) -> dict[str, str]:
         return {"rep": esc(self.rep), "weight": str(self.params["weight"])}
@@ -222,7 +223,7 @@ class StickySessionHotspot(Declared):
         w.services[LB].config["sticky_sessions"] = True
         w.state.sticky_skew = self.params["skew"]
         w.state.surge *= self.params["client_load"]
-        w.change(LB, "config", "sticky_sessions: False -> True (keep carts on one server)", w.author())
+        w.change(LB, "config", f"sticky_sessions: False -> True ({changes.reason(w)})", w.author())
 
     def neutralised(self, w: World) -> bool:
         return not w.services[LB].config["sticky_sessions"]

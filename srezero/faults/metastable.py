@@ -13,8 +13,8 @@ from collections.abc import Generator
 from typing import TYPE_CHECKING, Any
 
 from srezero.faults.base import Fault, FaultMeta, Param, Remedy, RootCause, Signal, register
+from srezero.sim import changes
 from srezero.sim.clock import TICK_S
-from srezero.sim.components import Change
 
 if TYPE_CHECKING:
     from srezero.sim.world import World
@@ -66,8 +66,8 @@ class CacheStampede(Fault):
         web = w.services["web_server"]
         web.config["cache_coalescing"] = False
         when = -float(w.rng_world.uniform(1.0, 2.5)) * 86400
-        w.changes.append(Change(when, "web_server", "config", "cache_coalescing: True -> False (skip the fill lock "
-                                "to cut p50 latency)", w.author()))
+        changes.record(w, when, "web_server", "config", f"cache_coalescing: True -> False ({changes.reason(w)})",
+                       w.author())
 
     def inject(self, w: World) -> None:
         _cool(w, self.params["flush_frac"])

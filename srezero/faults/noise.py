@@ -10,8 +10,14 @@ latency_blip                a brief database latency bump (a checkpoint), far be
 benign_warnings             harmless warnings: kernel perf/timer notices, an HPA metrics hiccup
                             (benign warning *log lines* are also always present: telemetry/logs.py CHATTER)
 batch_cpu_spike             a nightly batch job spikes a node's CPU for a few minutes (``top`` shows it)
-benign_config_change        a harmless config edit in the last hours (a red herring for config diffing)
-benign_deploy               a healthy release shipped earlier today (a red herring for "what changed?")
+benign_config_change        a harmless config edit: during the incident on a key no fault uses, or in the
+                            history (hours or days ago) on any numeric or boolean key of any service, or
+                            a sysctl of any node (a red herring for config diffing)
+benign_deploy               a healthy release shipped earlier today, rolled out like any release
+benign_rotation             a credential rotation that reached every consumer (database password or
+                            cache secret, synced by the deploy bot)
+benign_migration            schema migrations that ran days ago (an index built, one dropped and rebuilt)
+benign_slot                 a replication slot made for a backup run and dropped after it
 unrelated_alert             a NodeCPUHigh alert on a node serving nothing critical; it resolves itself
 boot_dmesg                  the boot messages at the top of every node's kernel log
 false_alarm_blip            distractor only: a burst of edge latency that pages and clears itself
@@ -26,7 +32,9 @@ changes the ground truth. Each noise type draws from its own random stream (so n
 fault's random draws, and more items of one type never change another type's draws); every profile
 ships the same one benign release (a fault that ships a release names it after the current one, so
 the release history before the onset must not depend on the profile; tasks add more with
-``distractors``); noise is scheduled before any fault exists, so its benign changes and releases
+``distractors``). How a change *reads* (its reason, release note, version step, events) is drawn by
+:mod:`srezero.sim.changes` for noise and faults alike, and noise produces every kind of change a
+fault does, so only what a change did, and when, can tell them apart. Noise is scheduled before any fault exists, so its benign changes and releases
 sit in the history before a fault's own change or release (which overrides them, as in a real
 incident) and rollback semantics stay intact. Noise may touch a faulty service: a benign change on a
 service is no evidence of its innocence.
@@ -37,8 +45,10 @@ from __future__ import annotations
 from collections.abc import Callable, Generator
 from typing import TYPE_CHECKING, Any
 
+from srezero.faults import history
+from srezero.sim import changes
 from srezero.sim.clock import TICK_S
-from srezero.sim.components import Change, Daemon, Deploy, Event
+from srezero.sim.components import Daemon, Deploy, Event
 from srezero.sim.rng import Stream, stream
 from srezero.sim.topology import AUTHORS
 
@@ -50,12 +60,16 @@ if TYPE_CHECKING:
 
 NOISE: dict[str, Callable[[World, float], None]] = {}
 
+#: The history a system has whatever the day brings: every kind of change a fault can make also
+#: happens harmlessly. Its items change only the history, never the dynamics, so "quiet" has them too.
+_HISTORY = {"benign_config_change": 2, "benign_deploy": 1, "boot_dmesg": 1, "benign_rotation": 1,
+            "benign_migration": 1, "benign_slot": 1}
 PROFILES: dict[str, dict[str, int]] = {
-    "quiet": {"benign_config_change": 1, "benign_deploy": 1, "boot_dmesg": 1},
-    "default": {"benign_config_change": 2, "benign_deploy": 1, "boot_dmesg": 1, "transient_restart": 1,
-                "latency_blip": 1, "batch_cpu_spike": 1, "benign_warnings": 1},
-    "noisy": {"benign_config_change": 4, "benign_deploy": 1, "boot_dmesg": 1, "transient_restart": 2,
-              "latency_blip": 2, "batch_cpu_spike": 1, "unrelated_alert": 1, "benign_warnings": 2},
+    "quiet": dict(_HISTORY),
+    "default": {**_HISTORY, "benign_config_change": 3, "transient_restart": 1, "latency_blip": 1,
+                "batch_cpu_spike": 1, "benign_warnings": 1},
+    "noisy": {**_HISTORY, "benign_config_change": 5, "transient_restart": 2, "latency_blip": 2,
+              "batch_cpu_spike": 1, "unrelated_alert": 1, "benign_warnings": 2},
 }
 
 
@@ -121,14 +135,6 @@ _BENIGN_EDITS = (  # (service, key, edit, may happen live during the incident)
 )
 
 
-#: Why people change things. Benign edits give reasons like a fault's change does, so the wording of
-#: a change says nothing about whether it caused the incident.
-_REASONS = ("tuning", "per incident review", "capacity plan", "align with staging", "cost review",
-            "follow-up from the last game day", "as discussed in standup", "ticket OPS-{n}")
-_MESSAGES = ("bump dependencies", "add request-id to access log", "tune JSON encoder", "fix typo in error page",
-             "orders: paginate history endpoint", "checkout: cache tax tables", "search: debounce suggestions",
-             "invoices: stream PDF rendering", "cart: lazy-load recommendations", "auth: shorter session cookie names")
-
 
 def _after_history(w: World, when: float, service: str, kind: str, prefix: str = "") -> float:
     """``when``, moved after the newest earlier entry of the same service and kind (and detail prefix),
@@ -140,45 +146,32 @@ def _after_history(w: World, when: float, service: str, kind: str, prefix: str =
     return last + (w.now - 60.0 - last) / 2.0
 
 
-def _reason(w: World) -> str:
-    return _REASONS[int(_rng(w).integers(0, len(_REASONS)))].format(n=int(_rng(w).integers(1000, 9999)))
-
-
 @noise("benign_config_change")
 def benign_config_change(w: World, k: float) -> None:
-    """A harmless config edit: in the history (hours or days ago), or, about half the time, made by
-    someone during the incident, so the newest change is not always the culprit. A live edit never
-    touches a key whose value has changed since the world was built (a fault's key stays the fault's)."""
+    """A harmless config edit: about half the time made by someone during the incident (so the newest
+    change is not always the culprit), on a key no fault uses; otherwise in the history, hours or days
+    ago, on any key of any service (numbers, switches, log levels, addresses) or a node's sysctl. A
+    history edit arrived at the value the world was built with, so it changes only the record, and any
+    key can have one, a key a fault later breaks included: a change on a key is no evidence either way."""
     rng = _rng(w)
     svc, key, edit, live_ok = _BENIGN_EDITS[int(rng.integers(0, len(_BENIGN_EDITS)))]
-    reason, author = _reason(w), _author(w)
-    # live edits only touch keys no fault primitive reads or writes; the others stay in the history
+    author = _author(w)
     live = rng.random() < 0.5 and live_ok
     past = w.now - (float(rng.uniform(1.0, 4.0)) * 86400 if rng.random() < 0.3 else float(rng.uniform(120, 5400)))
     delay = float(rng.uniform(20.0, 480.0))
+    if not live:
+        # written once the faults exist, so the story of each key stays consistent (history.py)
+        w.after_faults.append(history.past_edit(w, rng, past, author))
+        return
     cfg = w.services[svc].config
     built = cfg[key]
 
-    def apply(when: float | None) -> None:
-        old = cfg[key]
-        if when is None and old != built:
-            return  # someone (a fault) changed this key since: leave it alone
-        new = edit(old)
-        cfg[key] = new
-        w.noise_entities.add(svc)
-        detail = f"{key}: {old} -> {new} ({reason})"
-        if when is None:
-            w.change(svc, "config", detail, author, noise=True)
-        else:
-            w.changes.append(Change(_after_history(w, when, svc, "config", f"{key}:"), svc, "config", detail, author,
-                                    noise=True))
-
-    if not live:
-        apply(past)
-        return
-
     def gen() -> Generator[Any, Any, None]:
-        apply(None)
+        old = cfg[key]
+        if old == built:  # unless someone (a fault) changed this key since: then leave it alone
+            cfg[key] = new = edit(old)
+            w.noise_entities.add(svc)
+            w.change(svc, "config", f"{key}: {old} -> {new} ({changes.reason(w)})", author, noise=True)
         yield w.env.timeout(0)
 
     _live(w, delay, gen)
@@ -186,22 +179,20 @@ def benign_config_change(w: World, k: float) -> None:
 
 @noise("benign_deploy")
 def benign_deploy(w: World, k: float) -> None:
-    """A healthy release shipped earlier today; it sits in the history before any fault's release."""
+    """A healthy release shipped earlier today, rolled out like any release (pods restarted then); it
+    sits in the history before any fault's release."""
     choices = ("worker", "web_server", "message_queue")
     svc_name = choices[int(_rng(w).integers(0, len(choices)))]
     svc = w.services[svc_name]
     cur = svc.deploys[-1]
-    major, minor, patch = (int(x) for x in cur.version.lstrip("v").split("."))
     when = max(w.now - float(_rng(w).uniform(600, 7200)), cur.at + 60.0)  # after the release it replaces
     when = _after_history(w, when, svc_name, "deploy")
-    msg = _MESSAGES[int(_rng(w).integers(0, len(_MESSAGES)))]
-    new = Deploy(f"v{major}.{minor}.{patch + 1}", when, _author(w), msg, needed_by_schema=cur.needed_by_schema)
+    msg = changes.release_note(w)
+    new = Deploy(changes.next_version(w, svc_name, cur.version), when, _author(w), msg, needed_by_schema=cur.needed_by_schema)
     svc.deploys.append(new)
     w.noise_entities.add(svc_name)
-    for rep in svc.replicas:
-        rep.version = new.version
-    w.changes.append(Change(when, svc_name, "deploy", f"deployed {new.version}: {msg}", new.author, noise=True))
-    w.events.append(Event(when, "Normal", "ScalingReplicaSet", svc_name, f"Rolled out {svc_name} {new.version}"))
+    changes.roll_out(w, svc, new.version, when)
+    changes.record(w, when, svc_name, "deploy", f"deployed {new.version}: {msg}", new.author, noise=True)
 
 
 @noise("boot_dmesg")
@@ -209,6 +200,7 @@ def boot_dmesg(w: World, k: float) -> None:
     """The boot messages at the start of every node's kernel log, days ago."""
     for node in w.topo.nodes:
         t0 = -float(_rng(w).uniform(3, 40)) * 86400
+        w.boot_t[node.name] = t0  # dmesg counts seconds since this node's boot
         for line in ("Linux version 6.1.0-27-cloud-amd64 (debian-kernel@lists.debian.org)",
                      "nvme nvme0: 8/0/0 default/read/poll queues", "nvme nvme1: 8/0/0 default/read/poll queues",
                      "EXT4-fs (nvme1n1): mounted filesystem with ordered data mode",
@@ -228,7 +220,8 @@ _WARNINGS = (
 
 @noise("benign_warnings")
 def benign_warnings(w: World, k: float) -> None:
-    """Harmless warnings in a node's kernel log and the event stream (an HPA metrics hiccup)."""
+    """Harmless warnings in a node's kernel log (one before the incident, one during it) and the event
+    stream (an HPA metrics hiccup)."""
     rng = _rng(w)
     node = w.topo.nodes[int(rng.integers(0, len(w.topo.nodes)))]
     line = _WARNINGS[int(rng.integers(0, len(_WARNINGS)))]
@@ -237,6 +230,15 @@ def benign_warnings(w: World, k: float) -> None:
     w.events.append(Event(w.now - float(rng.uniform(60, 3000)), "Warning", "FailedGetResourceMetric", "web_server",
                           "failed to get cpu utilization: unable to get metrics for resource cpu: no metrics "
                           "returned from resource metrics API"))
+    # kernels keep talking during an incident too: a line after the onset is no evidence by itself
+    later = w.topo.nodes[int(rng.integers(0, len(w.topo.nodes)))]
+    again = _WARNINGS[int(rng.integers(0, len(_WARNINGS)))]
+
+    def gen() -> Generator[Any, Any, None]:
+        w.dmesg_lines[later.name].append((w.now, again))
+        yield w.env.timeout(0)
+
+    _live(w, float(rng.uniform(60.0, 1500.0)), gen)
 
 
 @noise("transient_restart")
@@ -304,3 +306,23 @@ def false_alarm_blip(w: World, k: float) -> None:
         w.state.db_lock_ms = max(0.0, w.state.db_lock_ms - 420.0)
 
     _live(w, delay, gen)
+
+
+@noise("benign_rotation")
+def benign_rotation(w: World, k: float) -> None:
+    """A credential rotation, days ago, that reached every consumer: the database password (the deploy
+    bot syncs each service's secret version) or the cache's auth secret. Changes only the record."""
+    w.after_faults.append(history.rotation(w, _rng(w), w.now - float(_rng(w).uniform(0.5, 20.0)) * 86400))
+
+
+@noise("benign_migration")
+def benign_migration(w: World, k: float) -> None:
+    """Schema migrations that ran days ago: an index built, or one dropped and rebuilt the same day.
+    Changes only the record."""
+    history.migrations(w, _rng(w))
+
+
+@noise("benign_slot")
+def benign_slot(w: World, k: float) -> None:
+    """A replication slot made for a one-off backup and dropped after it. Changes only the record."""
+    w.after_faults.append(history.slot(w, _rng(w)))

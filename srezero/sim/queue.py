@@ -76,6 +76,7 @@ def queue_tick(w: World, published: float, db_lat: float, db_err_prev: float, db
     if copies > 1.0:
         dup = 0.3
     wk_conns = float(min(wkc["concurrency"], 4))
+    wk_mem_limit = float(wkc["memory_limit_mb"])
     for rep in wk.replicas:
         base = rep.row
         if rep.state != "Running":
@@ -93,6 +94,8 @@ def queue_tick(w: World, published: float, db_lat: float, db_err_prev: float, db
             causes["duplicate"] = dup
         if st.mq_cycling > 0.5:
             causes["dlq_rejected"] = 0.5
+        if rep.mem_mb > rep.base_mem_mb * 1.5 and rep.mem_mb > 0.7 * wk_mem_limit:  # a heap near its limit thrashes
+            causes["gc_pressure"] = 4.0 * (rep.mem_mb / wk_mem_limit - 0.7)  # as the web tier's (model.tick)
         cpu = share * st.worker_proc_ms / 1000.0 * 0.4 * st.worker_job_cost + 0.03
         rep.rps = share
         rep.err = wk_err

@@ -144,7 +144,9 @@ def build(size: TopologySize, rng: Stream) -> Topology:
     web = topo.services["web_server"]
     for flag in config.FEATURE_FLAGS:
         web.config[f"feature_flag.{flag}"] = bool(rng.random() < 0.3)
+    credentials = f"v{int(rng.integers(3, 9))}"  # one secret, so one version for every consumer
+    rng.integers(3, 9)  # a second draw, as when each consumer drew its own: the seeded worlds stay as they were
     for svc in ("web_server", "worker"):
         topo.services[svc].config["env.DATABASE_URL"] = "postgres://app@database:5432/app"
-        topo.services[svc].config["env.CREDENTIALS_VERSION"] = f"v{int(rng.integers(3, 9))}"
+        topo.services[svc].config["env.CREDENTIALS_VERSION"] = credentials
     return topo

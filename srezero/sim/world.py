@@ -16,17 +16,18 @@ from __future__ import annotations
 import datetime as dt
 import functools
 from array import array
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 import numpy as np
 import simpy
 
+from srezero.sim import changes, topology
 from srezero.sim import metrics as M
-from srezero.sim import topology
 from srezero.sim.clock import TICK_S
 from srezero.sim.components import SERVICE_KINDS, Change, Deploy, Disk, Event, Node, Replica, Service
 from srezero.sim.model import tick
-from srezero.sim.rng import stable_int, stream, suffix
+from srezero.sim.rng import Stream, stable_int, stream, suffix
 from srezero.sim.state import ModelState
 
 if TYPE_CHECKING:
@@ -67,17 +68,25 @@ class World:
         self.rng_world = stream(tid, seed, "world")  # dynamics: faults
         self.rng_noise = stream(tid, seed, "noise")  # noise schedules: never shifts a fault's draws
         self.rng_surface = stream(tid, seed, "surface")  # names in logs, request ids, authors
+        self.rng_changes: Stream | None = None  # reasons and release notes (srezero.sim.changes)
         self.topo = topology.build(topology.TopologySize(**spec.topology.model_dump()), self.rng_topology)
         self.services: dict[str, Service] = self.topo.services
         self.replica_list: list[Replica] = self.topo.replica_list()
         self.state = ModelState()
         self._seed_constants()
+        # the wall clock of simulated time 0, random to the second: the onset's minute of the hour
+        # must say nothing (it sits at a fixed simulated time)
         self.epoch = EPOCH + dt.timedelta(days=int(self.rng_surface.integers(0, 200)),
-                                          minutes=int(self.rng_surface.integers(0, 600)))
+                                          seconds=int(self.rng_surface.integers(0, 36000)))
+        self._epoch_in_hour = self.epoch.minute * 60 + self.epoch.second
         # telemetry stores
         self.events: list[Event] = []
         self.changes: list[Change] = []
         self.dmesg_lines: dict[str, list[tuple[float, str]]] = {n.name: [] for n in self.topo.nodes}
+        self.boot_t: dict[str, float] = {}  # each node's boot time (dmesg counts from it)
+        self.migration_seq = 0  # the last schema migration's number (srezero.sim.changes)
+        #: history noise writes once the faults are set up (srezero.faults.history)
+        self.after_faults: list[Callable[[], None]] = []
         self._dmesg_last: dict[tuple[str, str], int] = {}
         self.cause_hist: dict[str, list[tuple[int, dict[str, float], float]]] = {}
         self.log_cache: dict[tuple[str, int], list[tuple[float, str, str]]] = {}
@@ -181,6 +190,8 @@ class World:
         # needs no knowledge of the faults (a service with a benign change is not thereby innocent).
         noise.schedule(w, spec.noise, spec.distractors)
         w.faults = [instantiate(f, w, i) for i, f in enumerate(spec.faults)]
+        for write in w.after_faults:
+            write()
         for fault in w.faults:
             w.env.process(fault.process(w))
         w.env.process(w._ticker())
@@ -241,11 +252,12 @@ class World:
         return self.epoch + dt.timedelta(seconds=t)
 
     def stamp(self, t: float) -> str:
-        """ISO timestamp of simulated time ``t``; the date part is cached per simulated hour."""
+        """ISO timestamp of simulated time ``t``; the date and hour are cached per wall-clock hour."""
+        t += self._epoch_in_hour  # seconds since the top of the wall-clock hour the epoch falls in
         hour = int(t // 3600)
         cached = self._stamps.get(hour)
         if cached is None:
-            cached = self.clock(hour * 3600.0).strftime("%Y-%m-%dT%H:")
+            cached = self.clock(hour * 3600.0 - self._epoch_in_hour).strftime("%Y-%m-%dT%H:")
             self._stamps[hour] = cached
         rem = int(t - hour * 3600)
         return f"{cached}{rem // 60:02d}:{rem % 60:02d}Z"
@@ -258,7 +270,7 @@ class World:
         """Record a change made now. People do not act on the tick: the timestamp lands a few seconds
         before it (deterministically), so a change's seconds never tell a fault's from anyone else's."""
         jitter = 1.0 + stable_int(self.seed, len(self.changes), "change") % 2800 / 100.0
-        self.changes.append(Change(self.env.now - jitter, service, kind, detail, author, noise))
+        changes.record(self, self.env.now - jitter, service, kind, detail, author, noise)
 
     def dmesg(self, node: Node, line: str, every: int = 0) -> None:
         """Append a kernel message; ``every`` rate-limits a repeating message to one per N ticks."""

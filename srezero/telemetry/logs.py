@@ -14,6 +14,7 @@ import re
 from typing import TYPE_CHECKING
 
 from srezero.sim.clock import TICK_S
+from srezero.sim.metrics import R_MEM
 
 if TYPE_CHECKING:
     from srezero.sim.components import Replica
@@ -69,6 +70,7 @@ WORKER_CAUSES: dict[str, tuple[str, str]] = {
     "dlq_rejected": ("error", "job {job} failed after {maxr} attempts; dead-letter publish rejected (queue 'jobs.dlq' is full), requeueing"),
     "db_error": ("error", "job {job} failed: database error, will retry"),
     "duplicate": ("warn", "job {job} already processed by another consumer; duplicate delivery ignored"),
+    "gc_pressure": WEB_CAUSES["gc_pressure"],
     "crash": ("error", "{reason}"),
 }
 MQ_CAUSES: dict[str, tuple[str, str]] = {
@@ -169,8 +171,9 @@ _FIELD_FNS = {
     "pjob": lambda w, rep, r, t: (w.state.mq_poison_ids[r.int(0, len(w.state.mq_poison_ids))]
                                   if w.state.mq_poison_ids else f"{r.int(0, 16**6):06x}"),
     "deliveries": lambda w, rep, r, t: int(t / 7.0) % 9000 + 200,
-    "gcpct": lambda w, rep, r, t: min(98, int(rep.err_causes.get("gc_pressure", 0.1) * 100) + 40),
-    "heap": lambda w, rep, r, t: int(rep.mem_mb),
+    # what the heap was at the line's tick, not now (a replica OOM-killed since has a fresh heap)
+    "gcpct": lambda w, rep, r, t: min(98, int(_causes_at(w, rep, int(t // TICK_S)).get("gc_pressure", 0.1) * 100) + 40),
+    "heap": lambda w, rep, r, t: int(w.buf[rep.row + R_MEM, min(int(t // TICK_S), w.col)]),
     "memlimit": lambda w, rep, r, t: rep.service.config.get("memory_limit_mb", 0),
     "lockpid": lambda w, rep, r, t: w.state.db_lock_pid or r.int(1000, 30000),
     "hcpath": lambda w, rep, r, t: w.services["load_balancer"].config["health_check_path"],

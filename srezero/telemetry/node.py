@@ -27,7 +27,7 @@ def dmesg(w: World, node: Node, limit: int = 40) -> str:
     if not node.up:
         return unreachable(node)
     lines = sorted(w.dmesg_lines[node.name], key=lambda x: x[0])[-limit:]
-    boot = -50 * 86400.0
+    boot = w.boot_t.get(node.name, -50 * 86400.0)
     out = [f"[{t - boot:12.6f}] {text}" for t, text in lines]
     return "\n".join(out) if out else "(kernel ring buffer empty)"
 

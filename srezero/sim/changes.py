@@ -1,0 +1,94 @@
+"""How a change reads in the history: the same for every author, a fault's or anyone else's.
+
+An engineer diffing "what changed?" must find the cause by what a change did and when, never by its
+wording. So everything a change shows besides its content is drawn here, from one pool and one
+random stream, whoever makes it (fault, ambient noise, distractor):
+
+* the reason in parentheses after a config or sysctl edit (:func:`reason`);
+* the release note of a deploy (:func:`release_note`) and its version number (:func:`next_version`);
+* the ``ConfigChanged`` event of a config edit and the rollout events of a release
+  (:func:`record` and :func:`roll_out`).
+
+The pools are generic on purpose: a reason that fitted the edit ("reduce memory per pod" on a memory
+limit) would read as a story only faults tell. tests/faults/test_change_surface.py checks that no
+phrase, version step or event separates a fault's changes from harmless ones.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from srezero.sim.components import Change, Event
+from srezero.sim.rng import Stream, stable_int, stream
+
+if TYPE_CHECKING:
+    from srezero.sim.components import Service
+    from srezero.sim.world import World
+
+REASONS = (
+    "tuning", "per incident review", "capacity plan", "align with staging", "cost review",
+    "follow-up from the last game day", "as discussed in standup", "ticket OPS-{n}", "ticket PLAT-{n}",
+    "load test results", "right-sizing", "requested by the payments team", "cleanup", "quarterly review",
+    "match the runbook", "after the vendor call", "performance work", "reduce pager noise",
+)
+RELEASE_NOTES = (
+    "bump dependencies", "add request-id to access log", "tune JSON encoder", "fix typo in error page",
+    "orders: paginate history endpoint", "checkout: cache tax tables", "search: debounce suggestions",
+    "invoices: stream PDF rendering", "cart: lazy-load recommendations", "auth: shorter session cookie names",
+    "retry payment capture inline", "checkout: new currency rounding", "switch session store to in-process LRU",
+    "show the promo banner on every page", "payments: idempotency keys on refunds", "catalog: batch price lookups",
+    "emails: move templates to the CDN", "reports: nightly export in CSV", "upgrade HTTP client",
+    "orders: async confirmation emails",
+)
+
+
+def _rng(w: World) -> Stream:
+    """The world's change-surface stream (made on first use): draws here never shift a fault's or
+    noise's own draws."""
+    if w.rng_changes is None:
+        w.rng_changes = stream(w.spec.id, w.seed, "changes")
+    return w.rng_changes
+
+
+def reason(w: World) -> str:
+    """Why someone made an edit, as the change history shows it."""
+    rng = _rng(w)
+    return REASONS[int(rng.integers(0, len(REASONS)))].format(n=int(rng.integers(1000, 9999)))
+
+
+def release_note(w: World) -> str:
+    return RELEASE_NOTES[int(_rng(w).integers(0, len(RELEASE_NOTES)))]
+
+
+def next_version(w: World, service: str, version: str) -> str:
+    """The version after ``version``: a patch release that skips a build now and then (CI rebuilds).
+    A function of the release it follows, not a draw: how much noise came first never renames it."""
+    major, minor, patch = (int(x) for x in version.lstrip("v").split("."))
+    return f"v{major}.{minor}.{patch + 1 + stable_int(w.spec.id, w.seed, service, version) % 3 // 2}"
+
+
+def migration_id(w: World) -> str:
+    """The next schema migration's number (``041``): one sequence for everyone who migrates."""
+    if w.migration_seq == 0:
+        w.migration_seq = 40 + stable_int(w.spec.id, w.seed, "migrations") % 50
+    w.migration_seq += 1
+    return f"{w.migration_seq:03d}"
+
+
+def record(w: World, at: float, service: str, kind: str, detail: str, author: str, noise: bool = False) -> None:
+    """Add a change to the history at ``at``, with the event a config edit leaves in the cluster."""
+    w.changes.append(Change(at, service, kind, detail, author, noise))
+    key, sep, _ = detail.partition(": ")
+    if kind == "config" and sep and " " not in key:  # a key edit (a rotation's secret has no configmap)
+        w.events.append(Event(at, "Normal", "ConfigChanged", service, f"configmap {service}-config updated ({key})"))
+
+
+def roll_out(w: World, svc: Service, version: str, at: float) -> None:
+    """The events and pod ages of a rolling update that finished in the past (a live one restarts pods)."""
+    w.events.append(Event(at, "Normal", "ScalingReplicaSet", svc.kind, f"Rolled out {svc.kind} {version}"))
+    for i, rep in enumerate(svc.replicas):
+        if rep.state == "Terminated":
+            continue
+        rep.version = version
+        rep.ready_at = at + svc.startup_s + 5.0 * i
+        w.events.append(Event(at + 5.0 * i, "Normal", "Killing", rep.name, f"Stopping container {rep.kind}"))

@@ -1,0 +1,127 @@
+"""A change's wording, version step, events and timing never tell a fault's change from a harmless one.
+
+The adversarial audit that motivated srezero/sim/changes.py found a blind agent that only reverted
+changes whose wording was not in the (small, fixed) vocabulary of benign changes: it beat the runbook
+baseline by two to one without reading a symptom. These tests rebuild that attack's features and
+check that none of them separates the two.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+
+import pytest
+
+import srezero
+from srezero.sim import changes
+from srezero.sim.components import Change
+from srezero.sim.world import World
+
+SEEDS = (0, 1, 2)
+_REASON = re.compile(r"\(([^()]*)\)\s*$")
+
+
+def _worlds() -> list[World]:
+    out = []
+    for info in srezero.list_tasks():
+        for seed in SEEDS:
+            w = World.build(srezero.get_task(info.id), seed)
+            w.page()
+            out.append(w)
+    return out
+
+
+@pytest.fixture(scope="module")
+def worlds() -> list[World]:
+    return _worlds()
+
+
+def _split(worlds: list[World]) -> tuple[list[tuple[World, Change]], list[tuple[World, Change]]]:
+    """(fault changes, harmless changes) made before the page; the agent's own writes come later."""
+    faulty, benign = [], []
+    for w in worlds:
+        for c in w.changes:
+            if c.at <= w.t_page:
+                (benign if c.noise else faulty).append((w, c))
+    return faulty, benign
+
+
+def _phrase(c: Change) -> str:
+    """The words a change carries besides its content: a reason, or a release note."""
+    if c.kind == "deploy":
+        return c.detail.split(": ", 1)[1]
+    m = _REASON.search(c.detail)
+    return re.sub(r"\d+", "N", m.group(1)) if m else ""
+
+
+def test_every_phrase_a_fault_uses_is_one_harmless_changes_use(worlds: list[World]) -> None:
+    faulty, benign = _split(worlds)
+    assert len(faulty) > 60 and len(benign) > 300
+    fault_phrases = Counter(_phrase(c) for _, c in faulty)
+    benign_phrases = Counter(_phrase(c) for _, c in benign)
+    only_faults = set(fault_phrases) - set(benign_phrases)
+    # reasons and notes come from one pool (the sync bot's "secret sync" included), so none is a fault's own
+    assert not only_faults, only_faults
+    pool = {re.sub(r"\{n\}", "N", r) for r in changes.REASONS} | set(changes.RELEASE_NOTES) | {
+        "secret sync", "", "to be rebuilt CONCURRENTLY", "secret app-db-credentials vN -> vN"}  # the last two: content
+    assert set(fault_phrases) <= pool, set(fault_phrases) - pool
+
+
+def test_every_kind_of_change_a_fault_makes_also_happens_harmlessly(worlds: list[World]) -> None:
+    faulty, benign = _split(worlds)
+    assert {c.kind for _, c in faulty} <= {c.kind for _, c in benign}
+    # the same shapes of detail: a key edit, a rotation, a migration, a slot, a sysctl, a release
+    def shape(c: Change) -> str:
+        return re.sub(r"\s+\S+", "", re.sub(r"^\S+: ", "KEY: ", c.detail))[:12] if c.kind == "config" else c.kind
+
+    assert {shape(c) for _, c in faulty} <= {shape(c) for _, c in benign}
+
+
+def test_config_edits_leave_the_same_event_whoever_made_them(worlds: list[World]) -> None:
+    hits = {True: [0, 0], False: [0, 0]}  # noise -> [edits, edits with their ConfigChanged event]
+    for w in worlds:
+        events = {(e.entity, e.message) for e in w.events if e.reason == "ConfigChanged"}
+        for c in w.changes:
+            key, sep, _ = c.detail.partition(": ")
+            if c.kind != "config" or not sep or " " in key or c.at > w.t_page:
+                continue
+            hits[c.noise][0] += 1
+            hits[c.noise][1] += (c.service, f"configmap {c.service}-config updated ({key})") in events
+    assert hits[True][0] > 100 and hits[False][0] > 30
+    assert hits[True][0] == hits[True][1] and hits[False][0] == hits[False][1], hits
+
+
+def test_releases_step_and_roll_out_alike(worlds: list[World]) -> None:
+    def patch(v: str) -> int:
+        return int(v.rsplit(".", 1)[1])
+
+    steps: dict[bool, Counter] = {True: Counter(), False: Counter()}
+    for w in worlds:
+        noisy = {c.detail.split(":")[0].removeprefix("deployed ") for c in w.changes if c.kind == "deploy" and c.noise}
+        for svc in w.services.values():
+            for prev, new in zip(svc.deploys, svc.deploys[1:], strict=False):
+                if new.at > 0 and prev.version.rsplit(".", 1)[0] == new.version.rsplit(".", 1)[0] \
+                        and "to v" not in new.message:  # a release, not an agent's rollback
+                    steps[new.version in noisy][patch(new.version) - patch(prev.version)] += 1
+            # a rolled-out release's pods are younger than it: none still shows the age of the old one
+            if svc.deploys[-1].at > 0:
+                assert all(r.ready_at != 0.0 for r in svc.replicas if r.state != "Terminated"), (w.spec.id, svc.kind)
+    assert set(steps[False]) <= set(steps[True]), steps
+
+
+def test_the_onset_falls_on_any_minute_of_the_hour(worlds: list[World]) -> None:
+    minutes = {w.stamp(w.t_page)[14:16] for w in worlds}
+    assert len(minutes) > 30  # 129 worlds: the page's wall-clock minute is spread over the hour
+
+
+def test_kernel_noise_also_speaks_during_the_incident() -> None:
+    spec = srezero.get_task("inc-011")  # the control task: nothing is wrong, noise only
+    spoke = 0
+    for seed in range(6):
+        w = World.build(spec.model_copy(update={"noise": spec.noise.model_copy(update={"profile": "noisy"})}), seed)
+        onset = w.now
+        w.page()
+        w.advance(1500.0)
+        spoke += any(t > onset for lines in w.dmesg_lines.values() for t, _ in lines)
+    assert spoke >= 5
