@@ -1,5 +1,6 @@
 """Helpers of the Kubernetes backend: API error classification, timeouts, log time stamps, and the
-node tools (cordon and drain with kubectl drain's safeguards), kept apart to keep :mod:`k8s` short."""
+node tools (cordon and drain with kubectl drain's safeguards, never the last schedulable node), kept
+apart to keep :mod:`k8s` short."""
 
 from __future__ import annotations
 
@@ -14,6 +15,8 @@ from srezero.tools.registry import ToolError, ToolOutput
 
 SMP = "application/strategic-merge-patch+json"
 MIRROR = "kubernetes.io/config.mirror"  # static pods' mirror objects: the kubelet owns them
+#: how the RBAC authorizer words a refusal (a quota or admission 403 is the action's own fault)
+_RBAC = re.compile(r'\bcannot [a-z]+ resource "')
 _LOG_TS = re.compile(r"^(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d)(?:[.,](\d{1,9})\d*)?(Z|[+-]\d\d:?\d\d)?$")
 
 def _api_error(exc: Exception) -> int | None:
@@ -24,6 +27,11 @@ def _api_error(exc: Exception) -> int | None:
 def _status_message(exc: Exception) -> str:
     """The ``message`` of the Kubernetes ``Status`` in an ApiException's JSON body, capped."""
     return body_field(getattr(exc, "body", None), "message")
+
+
+def _is_rbac(exc: Exception) -> bool:
+    """A 403 from RBAC: the backend's credentials lack a permission (not the agent's input)."""
+    return _api_error(exc) == 403 and bool(_RBAC.search(_status_message(exc)))
 
 
 def _is_transport(exc: Exception) -> bool:
@@ -110,6 +118,7 @@ class NodeTools:
     _done: list[str]
     _check: Callable[[str], str]
     _patch: Callable[..., Any]
+    _dry: Callable[[], dict[str, str]]
 
     def _node_pods(self, node: str) -> list[Any]:
         """This namespace's pods on ``node``; refuses a node outside the backend's scope.
@@ -124,8 +133,19 @@ class NodeTools:
                             "drains nodes its namespace runs on")
         return sorted(pods, key=lambda p: p.metadata.name)
 
+    def _not_last_node(self, node: str, what: str) -> None:
+        """Refuse to take the last schedulable node out: on a one-node cluster (kind's default) every pod
+        would be left Pending with nowhere to run, including the system's own."""
+        nodes = self.core.list_node().items or []
+        if not any(n.metadata.name != node and _schedulable(n) for n in nodes):
+            raise ToolError(f"refusing to {what} {node}: it is the last schedulable node (no other node is Ready, "
+                            "uncordoned and without a NoSchedule taint), so evicted or new pods would have nowhere "
+                            "to run")
+
     def _cordon_node(self, node: str, uncordon: bool = False) -> ToolOutput:
         self._node_pods(node)
+        if not uncordon:
+            self._not_last_node(node, "cordon")
         self._patch(self.core.patch_node, SMP, name=node, body={"spec": {"unschedulable": not uncordon}})
         self._touched_nodes.add(node)
         return ToolOutput(f"node/{node} {'uncordoned' if uncordon else 'cordoned'}")
@@ -150,6 +170,7 @@ class NodeTools:
 
     def _drain_node(self, node: str) -> ToolOutput:
         pods = self._node_pods(node)
+        self._not_last_node(node, "drain")
         skipped = {p.metadata.name: why for p in pods if (why := self._drain_skip(p))}
         self._patch(self.core.patch_node, SMP, name=node, body={"spec": {"unschedulable": True}})
         self._touched_nodes.add(node)
@@ -161,7 +182,8 @@ class NodeTools:
                 continue
             body = {"apiVersion": "policy/v1", "kind": "Eviction", "metadata": {"name": name, "namespace": self.namespace}}
             try:
-                self.core.create_namespaced_pod_eviction(name=name, namespace=self.namespace, body=body)
+                self.core.create_namespaced_pod_eviction(name=name, namespace=self.namespace, body=body,
+                                                         **self._dry())
             except Exception as exc:
                 status = _api_error(exc)
                 if status == 429:  # a PodDisruptionBudget refused: reported, not forced
@@ -181,4 +203,16 @@ class NodeTools:
             text += f"; already gone: {', '.join(gone)}"
         if skipped:
             text += "; not evicted: " + "; ".join(f"{n} ({why})" for n, why in skipped.items())
+        if evicted:  # unlike kubectl drain, which waits for the pods to terminate
+            text += "; evicted pods terminate and are replaced in the background (get_status shows it)"
         return ToolOutput(text, {"evicted": evicted, "blocked": blocked, "skipped": skipped})
+
+
+def _schedulable(n: Any) -> bool:
+    """Could a new pod land on node ``n``: Ready, not cordoned, no NoSchedule/NoExecute taint."""
+    spec = n.spec
+    if spec is not None and (spec.unschedulable or any(t.effect in ("NoSchedule", "NoExecute")
+                                                       for t in spec.taints or [])):
+        return False
+    conds = (n.status.conditions if n.status else None) or []
+    return any(c.type == "Ready" and c.status == "True" for c in conds)

@@ -2,9 +2,10 @@
 
 There is no ground truth on a live cluster, so nothing is scored against one: the diagnosis is
 recorded as submitted, and mitigation is judged by the system itself after a verification wait:
-every deployment in the namespace ready (available replicas = desired), and, when Prometheus is
-configured, each SLO query at or under its threshold. Time is real: the budget counts seconds on
-the backend's clock and tool costs are not added on top.
+every Deployment, StatefulSet and DaemonSet in the namespace rolled out and available (there must
+be at least one), and, when Prometheus is configured, each SLO query at or under its threshold over
+a rate window inside the wait (a query with no data is unknown, not a pass). Time is real: the budget
+counts seconds on the backend's clock and tool costs are not added on top.
 
 It has the attributes :func:`srezero.agents.runner.run_episode` uses (``reset``, ``step``,
 ``briefing``, ``tool_specs``, ``spec.id``, ``spec.budget.steps``, ``trajectory``, ``result``,
@@ -18,21 +19,28 @@ import shlex
 from dataclasses import dataclass, field
 from typing import Any
 
-from srezero.backends.prometheus import BackendError, cap
+from srezero.backends._k8s_workloads import available, desired, list_workloads, problems
+from srezero.backends.prometheus import PIPELINE_ALERTS, BackendError, PermissionDenied, alert_line, cap
 from srezero.episode import Briefing, Observation
 from srezero.tools.context import ToolContext
-from srezero.tools.parse import parse_action
+from srezero.tools.kubectl import live_names
+from srezero.tools.parse import parse_action, unwrap_markdown
 from srezero.tools.registry import ToolError, load_tools
 
 OBS_TEXT_LIMIT = 12_000
 
-#: PromQL checked during verification; ``{ns}`` is the namespace. Value must be <= the threshold.
+#: PromQL checked during verification; ``{ns}`` is the namespace, ``{window}`` the rate window (see
+#: :meth:`LiveEpisode.slo_window_s`). The value must be <= the threshold.
 DEFAULT_SLOS: dict[str, tuple[str, float]] = {
-    "error_rate": ('sum(rate(http_requests_total{{namespace="{ns}",code=~"5.."}}[5m])) / '
-                   'sum(rate(http_requests_total{{namespace="{ns}"}}[5m]))', 0.02),
+    "error_rate": ('sum(rate(http_requests_total{{namespace="{ns}",code=~"5.."}}[{window}])) / '
+                   'sum(rate(http_requests_total{{namespace="{ns}"}}[{window}]))', 0.02),
     "latency_p99_ms": ('1000 * histogram_quantile(0.99, sum by (le) (rate(http_request_duration_seconds_bucket'
-                       '{{namespace="{ns}"}}[5m])))', 800.0),
+                       '{{namespace="{ns}"}}[{window}])))', 800.0),
 }
+#: the shortest SLO rate window: Prometheus needs two samples in it (30 s is a common scrape interval)
+MIN_SLO_WINDOW_S = 60
+#: page candidates, most severe first; severities "none" and "info" never page
+_SEVERITY = {"critical": 0, "page": 0, "high": 1, "error": 1, "warning": 2, "warn": 2}
 
 
 @dataclass
@@ -74,18 +82,31 @@ class LiveEpisode:
         return f"live-{stable_int(self.spec.id, 'live') % 16**10:010x}"  # opaque: ids can name the incident
 
     def tool_specs(self) -> list[dict[str, Any]]:
-        return [t.public() for t in self._tools.values()]
+        """The tools this backend serves (plus the submit tools), in the backend's own words: an agent
+        offered a tool the backend refuses would spend steps and invalid actions on it."""
+        served = set(getattr(self.backend, "TOOLS", self._tools))
+        describe = getattr(self.backend, "describe", None)
+        return [describe(t.public()) if callable(describe) and t.kind != "submit" else t.public()
+                for name, t in self._tools.items() if t.kind == "submit" or name in served]
+
+    @property
+    def slo_window_s(self) -> int:
+        """The SLO queries' rate window: the second half of the verification wait, so only samples taken
+        after resolve() count, provided the fix has rolled out within the first half (verify_s must
+        exceed the rollout time plus this window)."""
+        return max(MIN_SLO_WINDOW_S, int(self.verify_s // 2))
 
     def reset(self, seed: int | None = None, options: dict[str, Any] | None = None) -> tuple[Observation, dict]:
         self.seed = int(seed or 0)
         self.trajectory, self.result = [], None
-        self.steps = self.invalid = self.backend_errors = 0
+        self.steps = self.invalid = self.backend_errors = self.permission_denied = 0
         self.done = self.resolved = False
         self.claims: list[dict[str, Any]] | None = None
         self.summary = self.note = ""
         self.diagnosis_at: float | None = None
         self.writes: list[dict[str, Any]] = []
         self.t0 = self.backend.now()
+        self._baseline = self._snapshot()
         page = self.page_text or self._page()
         self.briefing = Briefing(self.episode_id, page, self.spec.budget.steps, self.spec.budget.time_s)
         text = (f"PAGE: {page}\nYou are on call for namespace {getattr(self.backend, 'namespace', '?')} on a live "
@@ -96,20 +117,32 @@ class LiveEpisode:
                            self.spec.budget.time_s), {"briefing": self.briefing.__dict__}
 
     def _page(self) -> str:
-        """The first firing alert (pending ones are not pages), this namespace's labelled alerts first."""
+        """The most severe firing alert (pending ones are not pages), this namespace's labelled alerts
+        first; the alerting pipeline's own (Watchdog, InfoInhibitor) and severities none/info never page."""
         fallback = "[critical] incident reported by a user"
         try:
             out = self.backend.call("get_alerts", {})
         except Exception:  # no Prometheus, or a flaky one: the page is still the user's report
             return fallback
-        alerts = out.data if isinstance(out.data, list) else []
-        lines = out.text.splitlines() if out.text else []
-        if len(lines) != len(alerts):  # the text is not one line per alert: nothing to pick from
-            return fallback
         ns = getattr(self.backend, "namespace", None)
-        firing = [i for i, a in enumerate(alerts) if isinstance(a, dict) and str(a.get("state", "")).lower() == "firing"]
-        firing.sort(key=lambda i: ((alerts[i].get("labels") or {}).get("namespace") != ns, i))
-        return lines[firing[0]] if firing else fallback
+        cands = [a for a in (out.data if isinstance(out.data, list) else []) if isinstance(a, dict)
+                 and str(a.get("state", "")).lower() == "firing"
+                 and (a.get("labels") or {}).get("alertname") not in PIPELINE_ALERTS
+                 and str((a.get("labels") or {}).get("severity", "")).lower() not in ("none", "info")]
+        cands.sort(key=lambda a: ((a.get("labels") or {}).get("namespace") != ns,
+                                  _SEVERITY.get(str((a.get("labels") or {}).get("severity", "")).lower(), 3)))
+        return alert_line(cands[0]) if cands else fallback
+
+    def _snapshot(self) -> dict[str, int] | None:
+        """Each workload's desired replicas at the start (None if unknown): one already at zero then may
+        stay there; one the episode took to zero is down."""
+        apps = getattr(self.backend, "apps", None)
+        if apps is None:
+            return None
+        try:
+            return {f"{k}/{o.metadata.name}": desired(k, o) for k, o in list_workloads(apps, self.backend.namespace)}
+        except Exception:  # verification will say what cannot be read; zero replicas then count as down
+            return None
 
     # ------------------------------------------------------------------ step
     def elapsed(self) -> float:
@@ -138,6 +171,12 @@ class LiveEpisode:
             tool = tool or exc.tool
             partial = exc.partial
             self.backend_errors += 1
+        except PermissionDenied as exc:  # the operator's RBAC, not the agent's input
+            error = (f"permission denied by the cluster's RBAC (the backend's credentials lack this permission; "
+                     f"not counted as an invalid action): {exc}")
+            tool = tool or exc.tool
+            partial = exc.partial
+            self.permission_denied += 1
         except ToolError as exc:
             error = str(exc)
             tool = tool or exc.tool
@@ -169,16 +208,19 @@ class LiveEpisode:
         return obs, 0.0, terminated, truncated, info
 
     def _parse(self, action: Any) -> tuple[str, dict[str, Any]]:
-        """Like the simulator's parser, except kubectl names are the cluster's own (no short forms)."""
-        if isinstance(action, str) and action.strip().startswith(("kubectl ", "k ")):
-            from srezero.tools.kubectl import translate
-
-            tool, args = translate(action.strip(), sim_names=False)
-            args = self._tools[tool].validate(args)
-            if tool == "search_logs" and _wants_previous(action):
-                args["previous"] = True  # the backend reads the last terminated container's log
-            return tool, args
-        return parse_action(action)
+        """Like the simulator's parser (markdown fences and backticks too), except kubectl names are the
+        cluster's own (no short forms: ``db`` is deployment db, not the simulator's database)."""
+        with live_names():
+            try:
+                tool, args = parse_action(action)
+            except ToolError as exc:
+                if not str(exc).startswith("unknown tool "):
+                    raise
+                offered = ", ".join(t["name"] for t in self.tool_specs())
+                raise ToolError(f"{str(exc).partition('; available tools:')[0]}; available tools: {offered}") from None
+        if tool == "search_logs" and isinstance(action, str) and _wants_previous(unwrap_markdown(action.strip())):
+            args["previous"] = True  # the backend reads the last terminated container's log
+        return tool, args
 
     # ------------------------------------------------------------------ ending early
     def finish(self) -> dict[str, Any]:
@@ -209,55 +251,69 @@ class LiveEpisode:
 
     # ------------------------------------------------------------------ verification
     def verify(self) -> dict[str, Any]:
-        """Readiness of every deployment and each SLO query, after the verification wait.
+        """Readiness of every workload and each SLO query, after the verification wait.
 
         Never raises for a backend failure: a check that cannot be made is a reason the episode is
-        not mitigated (``ready``/``slo_ok`` False).
+        not mitigated (``ready``/``slo_ok`` False); so are an empty namespace and an SLO with no data.
         """
         self.backend.advance(self.verify_s)
         reasons: list[str] = []
-        ready: dict[str, str] = {}
+        counts: dict[str, dict[str, str]] = {"deployments": {}, "statefulsets": {}, "daemonsets": {}}
         ready_ok = True
         apps = getattr(self.backend, "apps", None)
         ns = getattr(self.backend, "namespace", "")
         if apps is not None:
             try:
-                for d in apps.list_namespaced_deployment(namespace=ns).items or []:
-                    want = d.spec.replicas if d.spec.replicas is not None else 1
-                    have = (d.status.available_replicas if d.status else 0) or 0
-                    ready[d.metadata.name] = f"{have}/{want}"
-                    problems = deployment_problems(d)
-                    reasons += problems
-                    ready_ok = ready_ok and not problems
+                items = list_workloads(apps, ns)
             except Exception as exc:  # any failure means readiness is unknown, not proven
-                ready_ok = False
+                items, ready_ok = [], False
                 reasons.append(f"readiness could not be checked: {_describe(exc, self.backend)}")
+            else:
+                if not items:
+                    ready_ok = False
+                    reasons.append(f"no deployments, statefulsets or daemonsets in namespace {ns}: nothing to verify")
+            base = self._baseline
+            for kind, obj in items:
+                counts[f"{kind}s"][obj.metadata.name] = f"{available(kind, obj)}/{desired(kind, obj)}"
+                found = problems(kind, obj, None if base is None else base.get(f"{kind}/{obj.metadata.name}", 0))
+                reasons += found
+                ready_ok = ready_ok and not found
         slo_ok: bool | None = None
         worst: dict[str, float | None] = {}
         prom = getattr(self.backend, "prometheus", None)
+        window = self.slo_window_s
+        note = None if prom is not None else "no Prometheus configured: SLOs not checked"
         if prom is not None and self.slos:
             slo_ok = True
+            if window > self.verify_s:
+                note = (f"the SLO rate window ({window} s) is longer than the verification wait ({self.verify_s:g} s): "
+                        "samples from before resolve() count too")
             for name, (query, limit) in self.slos.items():
+                text = query.format(ns=ns, window=f"{window}s")
                 try:
-                    rows = prom.query(query.format(ns=ns))
+                    rows = prom.query(text)
                     value = max((float(v) for _, v in rows if v == v), default=None)  # v == v drops NaN
                 except Exception as exc:  # a malformed answer is as unchecked as an outage
                     reasons.append(f"SLO {name} could not be checked: {_describe(exc, self.backend)}")
                     slo_ok = False
                     continue
                 worst[name] = value
-                if value is not None and value > limit:
+                if value is None:  # no series (metric not exported, or 0/0 when nothing is served): unknown
+                    slo_ok = False
+                    reasons.append(f"SLO {name} is unknown: the query returned no data ({cap(text, 200)})")
+                elif value > limit:
                     slo_ok = False
                     reasons.append(f"SLO {name} is {value:.4g}, above {limit:g}")
-        return {"ready": ready_ok, "deployments": ready, "slo_ok": slo_ok, "slo_worst": worst,
-                "slo_note": None if prom is not None else "no Prometheus configured: SLOs not checked",
+        return {"ready": ready_ok, **counts, "slo_ok": slo_ok, "slo_worst": worst, "slo_note": note,
+                "slo_window_s": window if prom is not None and self.slos else None,
                 "reasons": reasons, "verify_window_s": self.verify_s}
 
     def _finish(self, truncated: bool) -> dict[str, Any]:
         try:
             m = self.verify()
         except Exception as exc:  # e.g. the wait itself failed: not verified, so not mitigated
-            m = {"ready": False, "deployments": {}, "slo_ok": None, "slo_worst": {}, "slo_note": None,
+            m = {"ready": False, "deployments": {}, "statefulsets": {}, "daemonsets": {}, "slo_ok": None,
+                 "slo_worst": {}, "slo_note": None, "slo_window_s": None,
                  "reasons": [f"verification failed: {_describe(exc)}"], "verify_window_s": self.verify_s}
         mitigated = bool(m["ready"] and m["slo_ok"] is not False)
         m["mitigated"] = mitigated
@@ -267,36 +323,10 @@ class LiveEpisode:
                 "diagnosis": {"score": None, "claims": self.claims or [], "summary": self.summary,
                               "submitted": self.claims is not None},
                 "mitigated": mitigated, "mitigation": m, "invalid_actions": self.invalid,
-                "backend_errors": self.backend_errors, "writes": self.writes,
+                "backend_errors": self.backend_errors, "permission_denied": self.permission_denied,
+                "dry_run": bool(getattr(self.backend, "dry_run", False)), "writes": self.writes,
                 "steps": self.steps, "sim_seconds": round(self.elapsed(), 3), "ttd_s": self.diagnosis_at,
                 "note": self.note, "ground_truth": None}
-
-
-def deployment_problems(d: Any) -> list[str]:
-    """Why deployment ``d`` is not rolled out and available (as ``kubectl rollout status`` judges); [] if it is."""
-    name = d.metadata.name
-    want = d.spec.replicas if d.spec.replicas is not None else 1
-    st = d.status
-    if want == 0:
-        return [f"deployment {name} is scaled to zero"]
-    if st is None:
-        return [f"deployment {name} has no status yet"]
-    problems = []
-    for c in st.conditions or []:
-        if c.type == "Progressing" and (c.status == "False" or c.reason == "ProgressDeadlineExceeded"):
-            problems.append(f"deployment {name} rollout failed: {c.reason or 'not progressing'}"
-                            + (f" ({cap(c.message, 200)})" if c.message else ""))
-    generation = d.metadata.generation
-    if generation is not None and (st.observed_generation or 0) < generation:
-        problems.append(f"deployment {name}: the controller has not yet observed generation {generation}")
-    updated, have, total = st.updated_replicas or 0, st.available_replicas or 0, st.replicas or 0
-    if updated < want:
-        problems.append(f"deployment {name} has {updated}/{want} replicas updated to the current template")
-    elif total > updated:
-        problems.append(f"deployment {name} still runs {total - updated} old replica(s)")
-    if have < want:
-        problems.append(f"deployment {name} has {have}/{want} replicas available")
-    return problems
 
 
 def _describe(exc: BaseException, backend: Any = None, where: str = "verification") -> str:

@@ -21,7 +21,7 @@ from typing import Any
 from srezero.tools.registry import ToolError
 
 #: Python format templates: ``{ns}`` namespace, ``{target}`` the deployment/pod/node name, ``{pods}`` a regex
-#: for its pods; PromQL's own braces are doubled (``{{namespace="{ns}"}}``).
+#: for it and its own pods (:func:`pod_regex`); PromQL's own braces are doubled (``{{namespace="{ns}"}}``).
 METRIC_QUERIES: dict[str, str] = {
     "request_rate": 'sum(rate(http_requests_total{{namespace="{ns}",pod=~"{pods}"}}[2m]))',
     "error_rate": ('sum(rate(http_requests_total{{namespace="{ns}",pod=~"{pods}",code=~"5.."}}[2m])) / '
@@ -38,12 +38,25 @@ METRIC_QUERIES: dict[str, str] = {
 }
 #: Kubernetes object names (DNS-1123): also what keeps a target from injecting PromQL.
 NAME_RE = re.compile(r"^[a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?$")
+#: Namespace names are DNS-1123 *labels*: no dots, at most 63 characters.
+LABEL_RE = re.compile(r"^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$")
+#: The alphabet of generated name parts (pod-template-hash, pod suffixes): no vowels, no 0/1/3.
+_GEN = "[bcdfghjklmnpqrstvwxz2456789]"
+#: Alerts that say the alerting pipeline works (kube-prometheus-stack), never an incident.
+PIPELINE_ALERTS = frozenset({"Watchdog", "InfoInhibitor"})
 
 HttpGet = Callable[[str], bytes]
 #: longest server-supplied message quoted in an error
 MESSAGE_CAP = 300
 #: HTTP statuses that say the backend (not the agent's input) failed: auth, timeouts, throttling, server errors
 BACKEND_STATUSES = frozenset({401, 408, 429})
+
+
+class PermissionDenied(ToolError):
+    """The backend's credentials lack a permission (a Kubernetes RBAC 403): the operator's setup, not
+    the agent's input. A live episode counts it in ``permission_denied``, not as an invalid action."""
+
+    partial: str | None = None
 
 
 class BackendError(ToolError):
@@ -159,6 +172,21 @@ def body_field(body: Any, key: str, raw: bool = True) -> str:
     return cap(str(doc.get(key) or "")) if isinstance(doc, dict) else ""
 
 
+def alert_line(a: dict[str, Any]) -> str:
+    """One Prometheus alert as one line (multi-line annotations collapsed), as get_alerts shows it."""
+    labels, notes = a.get("labels") or {}, a.get("annotations") or {}
+    text = notes.get("summary") or notes.get("description") or ""
+    return " ".join(f"[{str(a.get('state') or '?').upper()} {labels.get('severity', '')}] "
+                    f"{labels.get('alertname', '?')}: {text} (since {a.get('activeAt', '?')})".split())
+
+
+def pod_regex(target: str) -> str:
+    """A PromQL regex for ``target`` and its own pods only (``web`` must not match ``web-api-...``):
+    a Deployment's ``T-<hash>-<5>``, a DaemonSet's ``T-<5>``, a StatefulSet's ``T-<ordinal>``."""
+    name = target.replace(".", "\\\\.")  # a literal dot, escaped for the regex and the PromQL string
+    return f"{name}(-[0-9]+|-{_GEN}{{5}}|-{_GEN}{{1,10}}-{_GEN}{{5}})?"
+
+
 def promql(metric: str, target: str, namespace: str, queries: dict[str, str]) -> str:
     """The PromQL for ``metric`` of ``target``; ToolError for unknown metrics or unsafe names."""
     template = queries.get(metric)
@@ -167,7 +195,7 @@ def promql(metric: str, target: str, namespace: str, queries: dict[str, str]) ->
     if not NAME_RE.match(target):
         raise ToolError(f"{target!r} is not a Kubernetes object name")
     try:
-        return template.format(ns=namespace, target=target, pods=f"{target}(-.*)?")
+        return template.format(ns=namespace, target=target, pods=pod_regex(target))
     except (KeyError, IndexError, ValueError) as exc:
         raise ToolError(f"the PromQL template for {metric} is malformed ({exc!r}); write label braces as {{{{ }}}} "
                         "and use only {ns}, {target} and {pods}") from None

@@ -35,12 +35,22 @@ from srezero.commands.llm_options import llm_options
 @click.option("--backend", type=click.Choice(["sim", "k8s"]), default="sim", show_default=True,
               help="sim: the simulator; k8s: a live Kubernetes namespace (docs/kubernetes.md)")
 @click.option("--namespace", help="k8s: the namespace to work in")
-@click.option("--kubeconfig", type=click.Path(dir_okay=False), help="k8s: kubeconfig file [default: in-cluster or ~/.kube/config]")
+@click.option("--kubeconfig", type=click.Path(dir_okay=False),
+              help="k8s: kubeconfig file [default: $KUBECONFIG or ~/.kube/config; in-cluster only when neither exists]")
+@click.option("--context", "kube_context", help="k8s: kubeconfig context [default: its current-context, printed first]")
 @click.option("--prometheus-url", help="k8s: Prometheus base URL for query_metrics, get_alerts and the SLO check")
 @click.option("--promql", multiple=True, metavar="NAME=EXPR", help="k8s: add or override a metric's PromQL (repeatable)")
+@click.option("--slo", "slos", multiple=True, metavar="NAME=EXPR<=LIMIT",
+              help="k8s: replace the SLO checks (repeatable; {ns} and {window} are filled in); --slo none: no SLO check")
+@click.option("--verify-s", type=click.FloatRange(min=0), default=120.0, show_default=True,
+              help="k8s: seconds to wait after resolve() before verifying; must exceed the fix's rollout time plus "
+                   "the SLO rate window (half of it, at least 60 s)")
+@click.option("--dry-run", is_flag=True,
+              help="k8s: send every write with server-side dryRun=All (validated, nothing changed)")
 def run_cmd(task_id: str | None, agent: str, agent_args: tuple[str, ...], seed: int, as_json: bool, quiet: bool,
             out: str | None, llm: dict, replay_path: str | None, show_traceback: bool, backend: str, namespace: str | None,
-            kubeconfig: str | None, prometheus_url: str | None, promql: tuple[str, ...]) -> None:
+            kubeconfig: str | None, kube_context: str | None, prometheus_url: str | None, promql: tuple[str, ...],
+            slos: tuple[str, ...], verify_s: float, dry_run: bool) -> None:
     """Run one episode and print what happened."""
     from srezero.agents.registry import parse_agent_args
     from srezero.commands.llm_options import preflight
@@ -62,7 +72,8 @@ def run_cmd(task_id: str | None, agent: str, agent_args: tuple[str, ...], seed: 
     if backend == "k8s":
         if getattr(bot, "wants_ground_truth", False):
             raise click.ClickException(f"{agent} needs ground truth, which a live cluster does not have")
-        env = _live_env(task_id, namespace, kubeconfig, prometheus_url, promql)
+        env = _live_env(task_id, namespace, kubeconfig, prometheus_url, promql, context=kube_context, slos=slos,
+                        verify_s=verify_s, dry_run=dry_run)
         record = _run_live(env, bot, seed, show_traceback)
         record["agent"] = agent
     else:
@@ -163,8 +174,10 @@ def _print_steps(record: dict) -> None:
 
 
 def _live_env(task_id: str | None, namespace: str | None, kubeconfig: str | None, prometheus_url: str | None,
-              promql: tuple[str, ...]):
-    """A LiveEpisode on a KubernetesBackend; a task, when given, supplies the name and budgets."""
+              promql: tuple[str, ...], *, context: str | None = None, slos: tuple[str, ...] = (),
+              verify_s: float = 120.0, dry_run: bool = False):
+    """A LiveEpisode on a KubernetesBackend; a task, when given, supplies the name and budgets. Which
+    cluster, context and namespace it uses is printed to stderr before anything runs."""
     from srezero.backends.k8s import BackendUnavailable, KubernetesBackend
     from srezero.backends.live_episode import LiveEpisode
 
@@ -176,19 +189,45 @@ def _live_env(task_id: str | None, namespace: str | None, kubeconfig: str | None
         if not eq or not name or not expr:
             raise click.BadParameter(f"expected NAME=EXPR, got {item!r}", param_hint="--promql")
         queries[name.strip()] = expr
+    checks = _slos(slos)
     try:
-        backend = KubernetesBackend(namespace, kubeconfig=kubeconfig, prometheus_url=prometheus_url, queries=queries)
+        backend = KubernetesBackend(namespace, kubeconfig=kubeconfig, context=context, prometheus_url=prometheus_url,
+                                    queries=queries, dry_run=dry_run)
     except (BackendUnavailable, ValueError) as exc:
         raise click.ClickException(str(exc)) from None
+    click.secho(f"k8s: {backend.cluster.line(namespace)}"
+                + ("; dry run: writes are validated by the API server, nothing is changed" if dry_run else ""),
+                fg="yellow", err=True)
+    kw = {"verify_s": verify_s, "slos": checks}
     if task_id is None:
-        return LiveEpisode(backend, task_id=f"live-{namespace}")
+        return LiveEpisode(backend, task_id=f"live-{namespace}", **kw)
     import srezero
 
     try:
         spec = srezero.get_task(task_id)
     except (KeyError, ValueError) as exc:
         raise click.ClickException(str(exc).strip("'\"")) from None
-    return LiveEpisode(backend, task_id=spec.id, steps=spec.budget.steps, time_s=spec.budget.time_s)
+    return LiveEpisode(backend, task_id=spec.id, steps=spec.budget.steps, time_s=spec.budget.time_s, **kw)
+
+
+def _slos(items: tuple[str, ...]) -> dict[str, tuple[str, float]] | None:
+    """``--slo NAME=EXPR<=LIMIT`` items (None: the defaults; ``--slo none``: no SLO check)."""
+    if not items:
+        return None
+    if items == ("none",):
+        return {}
+    out = {}
+    for item in items:
+        name, eq, rest = item.partition("=")
+        expr, le, limit = rest.rpartition("<=")
+        try:
+            value = float(limit) if le else None
+        except ValueError:
+            value = None
+        if not eq or not name.strip() or not expr.strip() or value is None:
+            raise click.BadParameter(f"expected NAME=EXPR<=LIMIT (or none), got {item!r}", param_hint="--slo")
+        out[name.strip()] = (expr.strip(), value)
+    return out
 
 
 def _print_live(record: dict, quiet: bool) -> None:
@@ -197,9 +236,10 @@ def _print_live(record: dict, quiet: bool) -> None:
         _print_steps(record)
     m = r.get("mitigation") or {}
     d = r.get("diagnosis") or {}
-    click.secho(f"{r.get('namespace')} (live) agent={record['agent']}: mitigated={r.get('mitigated')}  "
-                f"ready={m.get('ready')}  slo_ok={m.get('slo_ok')}  diagnosis submitted={d.get('submitted')}  "
-                f"steps={r.get('steps')}  invalid={r.get('invalid_actions')}  seconds={r.get('sim_seconds')}", bold=True)
+    click.secho(f"{r.get('namespace')} (live{', dry run' if r.get('dry_run') else ''}) agent={record['agent']}: "
+                f"mitigated={r.get('mitigated')}  ready={m.get('ready')}  slo_ok={m.get('slo_ok')}  "
+                f"diagnosis submitted={d.get('submitted')}  steps={r.get('steps')}  invalid={r.get('invalid_actions')}  "
+                f"permission_denied={r.get('permission_denied', 0)}  seconds={r.get('sim_seconds')}", bold=True)
     for reason in m.get("reasons") or []:
         click.echo(f"  not mitigated: {reason}")
     if m.get("slo_note"):

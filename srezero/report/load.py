@@ -13,6 +13,7 @@ is the one place to change.
 from __future__ import annotations
 
 import itertools
+import sys
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -116,6 +117,16 @@ def _is_record(data: Any) -> bool:
     return isinstance(data, dict) and "task_id" in data and "seed" in data and ("result" in data or "status" in data)
 
 
+def _is_live(rec: dict[str, Any]) -> bool:
+    """A live-cluster episode's record (``srezero run --backend k8s``): no ground truth, no marks to report."""
+    result = rec.get("result")
+    return (isinstance(result, dict) and result.get("backend") not in (None, "sim")) or \
+        str(rec.get("episode_id") or "").startswith("live-")
+
+
+_LIVE = "live-cluster record(s) (srezero run --backend k8s), which have no ground truth or marks to report"
+
+
 def read_records(run_dir: str | Path) -> tuple[dict[str, Any], list[tuple[Path, dict[str, Any]]]]:
     """The manifest and the raw record dicts of a run directory (or of one record file), each with the
     file it was read from."""
@@ -126,6 +137,9 @@ def read_records(run_dir: str | Path) -> tuple[dict[str, Any], list[tuple[Path, 
         data = _read_json(path)
         if not _is_record(data):
             raise RunDirError(f"{path}: not an episode record (needs task_id, seed and result)")
+        if _is_live(data):
+            raise RunDirError(f"{path}: a live-cluster record (srezero run --backend k8s) has no ground truth or "
+                              "marks to report")
         return {}, [(path, data)]
     if not path.is_dir():
         raise RunDirError(f"{path}: no such run directory")
@@ -138,6 +152,12 @@ def read_records(run_dir: str | Path) -> tuple[dict[str, Any], list[tuple[Path, 
     else:  # a loose directory of runner records (e.g. `srezero run --out x.json` files)
         files = sorted(p for p in path.rglob("*.json") if p.name not in (layout.MANIFEST, layout.SUMMARY_JSON))
         records = [(p, d) for p, d in ((p, _read_json(p)) for p in files) if _is_record(d)]
+    live = sum(1 for _, d in records if _is_live(d))
+    if live:
+        records = [(p, d) for p, d in records if not _is_live(d)]
+        if not records:
+            raise RunDirError(f"{path}: only {live} {_LIVE}")
+        print(f"note: skipped {live} {_LIVE}", file=sys.stderr)
     if not records:
         raise RunDirError(f"{path}: no episode records found (expected {layout.EPISODES}/<agent>/<task>/"
                           "seed-NNNN.json, as written by `srezero sweep --out DIR`)")

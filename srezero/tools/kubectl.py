@@ -30,16 +30,18 @@ command                                             tool call
 
 Deployment names are the service names (``web_server``, ``worker``...), their Kubernetes spelling
 (``web-server``) or the short forms (``lb``, ``web``, ``cache``, ``db``, ``mq``, ``worker``); any
-other name passes through unchanged. Against a live cluster (``translate(text, sim_names=False)``)
-names are never rewritten. ``-n NS`` is accepted
+other name passes through unchanged. Against a live cluster (``translate(text, sim_names=False)``,
+or anything parsed inside ``with live_names():``) names are never rewritten. ``-n NS`` is accepted
 and ignored: an episode runs in one namespace. ``logs --previous`` widens the look-back to an hour
 (the previous container's lines are older); ``--tail -1`` means the most lines a search returns.
 """
 
 from __future__ import annotations
 
+import contextlib
 import re
 import shlex
+from collections.abc import Iterator
 from contextvars import ContextVar
 from typing import Any
 
@@ -352,12 +354,24 @@ _FLAGS: dict[str, tuple[dict[str, str], dict[str, str]]] = {
 }
 
 
-def translate(text: str, *, sim_names: bool = True) -> tuple[str, dict[str, Any]]:
+@contextlib.contextmanager
+def live_names() -> Iterator[None]:
+    """Within this block, :func:`translate` (also when reached through the text parser, after it unwraps
+    a markdown fence) keeps names as typed: a live cluster's ``db`` is not the simulator's database."""
+    token = _SIM_NAMES.set(False)
+    try:
+        yield
+    finally:
+        _SIM_NAMES.reset(token)
+
+
+def translate(text: str, *, sim_names: bool | None = None) -> tuple[str, dict[str, Any]]:
     """Translate one kubectl-style command into ``(tool name, args)``. Raises ToolError when unsupported.
 
-    ``sim_names=False`` keeps deployment names as typed (a live cluster's names are its own).
+    ``sim_names=False`` keeps deployment names as typed (a live cluster's names are its own); None
+    (the default) uses the simulator's names unless called inside :func:`live_names`.
     """
-    token = _SIM_NAMES.set(sim_names)
+    token = _SIM_NAMES.set(_SIM_NAMES.get() if sim_names is None else sim_names)
     try:
         return _translate(text)
     finally:

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import datetime as dt
+import inspect
+import types
 from collections.abc import Callable
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
@@ -20,26 +22,40 @@ NOW = dt.datetime(2026, 3, 1, 12, 0, 0, tzinfo=dt.UTC)
 MISSING = object()
 
 
+#: the real API classes a Recorder stands in for: its calls must bind to their signatures
+REAL_APIS = {"core": "CoreV1Api", "apps": "AppsV1Api"}
+
+
 class Recorder:
     """Stands in for CoreV1Api/AppsV1Api: ``calls`` gets ``("core.method", kwargs)`` in order.
 
+    Every call is bound against the real client method's signature first, so a misspelt method or
+    keyword (``list_namespaced_events``, ``label_selctor=``) fails here as it would against the client.
     The ``_request_timeout`` every call carries is kept out of ``calls`` (so call lists stay readable)
-    and recorded in ``timeouts`` as ``("core.method", timeout)`` (``MISSING`` when absent).
+    and recorded in ``timeouts`` as ``("core.method", timeout)`` (``MISSING`` when absent). A ``list_*``
+    method with no response given answers an empty list (an explicit ``None`` stays ``None``).
     """
 
     def __init__(self, prefix: str, calls: list[tuple[str, dict[str, Any]]], responses: dict[str, Any],
                  timeouts: list[tuple[str, Any]] | None = None) -> None:
         self._prefix, self._calls, self._responses = prefix, calls, responses
+        self._real = getattr(k8s, REAL_APIS[prefix])
         self.timeouts = [] if timeouts is None else timeouts
 
     def __getattr__(self, name: str) -> Callable[..., Any]:
         if name.startswith("_"):
             raise AttributeError(name)
+        real = getattr(self._real, name, None)
+        if not callable(real):
+            raise AttributeError(f"{REAL_APIS[self._prefix]} has no method {name!r}")
 
         def method(**kwargs: Any) -> Any:
+            inspect.signature(real).bind(None, **kwargs)  # TypeError on an unknown or missing argument
             self.timeouts.append((f"{self._prefix}.{name}", kwargs.pop("_request_timeout", MISSING)))
             self._calls.append((f"{self._prefix}.{name}", kwargs))
-            resp = self._responses.get(f"{self._prefix}.{name}")
+            resp = self._responses.get(f"{self._prefix}.{name}", MISSING)
+            if resp is MISSING:
+                resp = types.SimpleNamespace(items=[]) if name.startswith("list_") else None
             if callable(resp) and not isinstance(resp, type):
                 resp = resp(**kwargs)
             if isinstance(resp, Exception):
@@ -122,10 +138,48 @@ def event(name: str, kind: str, reason: str, message: str, minutes_ago: float, t
                            last_timestamp=NOW - dt.timedelta(minutes=minutes_ago))
 
 
-def node(name: str, ready: bool = True, unschedulable: bool = False) -> Any:
-    return k8s.V1Node(metadata=k8s.V1ObjectMeta(name=name), spec=k8s.V1NodeSpec(unschedulable=unschedulable),
+def new_style_event(name: str, kind: str, reason: str, message: str, first_minutes_ago: float,
+                    last_minutes_ago: float, count: int) -> Any:
+    """An event written through events.k8s.io (as kube-scheduler does): no lastTimestamp or count, but
+    eventTime (the first occurrence) and series (the latest one and the count)."""
+    return k8s.CoreV1Event(metadata=meta(f"{name}.{reason}", creation_timestamp=NOW - dt.timedelta(minutes=first_minutes_ago)),
+                           involved_object=k8s.V1ObjectReference(kind=kind, name=name), reason=reason, message=message,
+                           type="Warning", event_time=NOW - dt.timedelta(minutes=first_minutes_ago),
+                           series=k8s.CoreV1EventSeries(count=count,
+                                                        last_observed_time=NOW - dt.timedelta(minutes=last_minutes_ago)))
+
+
+def node(name: str, ready: bool = True, unschedulable: bool = False, taint: str | None = None) -> Any:
+    taints = [k8s.V1Taint(key=taint, effect="NoSchedule")] if taint else None
+    return k8s.V1Node(metadata=k8s.V1ObjectMeta(name=name), spec=k8s.V1NodeSpec(unschedulable=unschedulable, taints=taints),
                       status=k8s.V1NodeStatus(conditions=[k8s.V1NodeCondition(type="Ready",
                                                                               status="True" if ready else "False")]))
+
+
+def two_nodes() -> Any:
+    """node-a (where the fakes' pods run) and node-b: draining node-a leaves somewhere to go."""
+    return k8s.V1NodeList(items=[node("node-a"), node("node-b")])
+
+
+def statefulset(name: str, replicas: int = 1, ready: int = 1, current: str = "r1", update: str = "r1") -> Any:
+    return k8s.V1StatefulSet(
+        metadata=meta(name, generation=1),
+        spec=k8s.V1StatefulSetSpec(replicas=replicas, selector=k8s.V1LabelSelector(match_labels={"app": name}),
+                                   service_name=name, template=template(name, f"shop/{name}:16")),
+        status=k8s.V1StatefulSetStatus(replicas=replicas, ready_replicas=ready, available_replicas=ready,
+                                       updated_replicas=replicas, current_revision=current, update_revision=update,
+                                       observed_generation=1))
+
+
+def daemonset(name: str, desired: int = 2, available: int = 2, updated: int | None = None) -> Any:
+    return k8s.V1DaemonSet(
+        metadata=meta(name, generation=1),
+        spec=k8s.V1DaemonSetSpec(selector=k8s.V1LabelSelector(match_labels={"app": name}),
+                                 template=template(name, f"shop/{name}:1")),
+        status=k8s.V1DaemonSetStatus(desired_number_scheduled=desired, number_available=available,
+                                     updated_number_scheduled=desired if updated is None else updated,
+                                     current_number_scheduled=desired, number_misscheduled=0, number_ready=available,
+                                     observed_generation=1))
 
 
 class FakeProm:
@@ -176,6 +230,7 @@ def cluster_responses(available: int = 3) -> dict[str, Any]:
         "apps.read_namespaced_deployment": deployment("web"),
         "apps.list_namespaced_deployment": k8s.V1DeploymentList(items=[deployment("web", available=available),
                                                                       deployment("db", replicas=1, available=1)]),
+        "core.list_node": two_nodes(),
     }
 
 
@@ -190,15 +245,18 @@ class FakeApiServer:
 
         self.routes: list[tuple[str, Any, int, Any, bool]] = []
         self.calls: list[tuple[str, str]] = []
+        #: every request as (method, path with query, Content-Type, decoded JSON body or None)
+        self.requests: list[tuple[str, str, str, Any]] = []
         self.release = threading.Event()
         fake = self
 
         class Handler(BaseHTTPRequestHandler):
             def _do(self) -> None:
                 n = int(self.headers.get("Content-Length") or 0)
-                if n:
-                    self.rfile.read(n)
+                raw = self.rfile.read(n) if n else b""
                 fake.calls.append((self.command, self.path))
+                fake.requests.append((self.command, self.path, self.headers.get("Content-Type") or "",
+                                      orjson.loads(raw) if raw else None))
                 status, body, hang = 404, {"kind": "Status", "code": 404, "reason": "NotFound"}, False
                 for method, rx, st, b, h in fake.routes:
                     if method == self.command and rx.search(self.path):

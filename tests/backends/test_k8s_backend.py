@@ -20,11 +20,12 @@ from k8s_fakes import (
     pod,
     replica_set,
     template,
+    two_nodes,
 )
 from k8s_fakes import k8s as kc
 
 from srezero.backends.k8s import JSON_PATCH, RESTARTED_AT, SMP, BackendError, KubernetesBackend
-from srezero.backends.prometheus import METRIC_QUERIES
+from srezero.backends.prometheus import METRIC_QUERIES, pod_regex
 from srezero.tools.registry import ToolError, load_tools
 
 PROM = "http://prom.example:9090"
@@ -52,6 +53,16 @@ def pods(*items: Any) -> Any:
     return kc.V1PodList(items=list(items))
 
 
+def events(*items: Any, node_events: tuple[Any, ...] = ()) -> Any:
+    """list_namespaced_event: ``items`` in the app's namespace, ``node_events`` in default (where Node events are)."""
+    return lambda **kw: kc.CoreV1EventList(items=list(items) if kw["namespace"] == NS else list(node_events))
+
+
+def node_events_call(entity: str = "") -> tuple[str, dict[str, Any]]:
+    selector = "involvedObject.kind=Node" + (f",involvedObject.name={entity}" if entity else "")
+    return ("core.list_namespaced_event", {"namespace": "default", "field_selector": selector})
+
+
 def test_get_status_lists_pods_by_label() -> None:
     b, calls = make({"core.list_namespaced_pod": pods(
         pod("web-7d9f-a1", "web"), pod("web-7d9f-b2", "web", reason="CrashLoopBackOff", ready=False, restarts=7))})
@@ -65,41 +76,42 @@ def test_get_status_lists_pods_by_label() -> None:
 
 
 def test_get_events_filters_entity_and_window() -> None:
-    b, calls = make({"core.list_namespaced_event": kc.CoreV1EventList(items=[
+    b, calls = make({"core.list_namespaced_event": events(
         event("web-7d9f-a1", "Pod", "BackOff", "Back-off restarting failed container", 5, count=4),
         event("web", "Deployment", "ScalingReplicaSet", "Scaled up", 20, type_="Normal"),
         event("db-0", "Pod", "Unhealthy", "Readiness probe failed", 3),
-        event("web-7d9f-a1", "Pod", "Pulled", "old", 300, type_="Normal")]),
+        event("web-7d9f-a1", "Pod", "Pulled", "old", 300, type_="Normal")),
         "apps.list_namespaced_deployment": kc.V1DeploymentList(items=[deployment("web"), deployment("db")])})
     out = call(b, "get_events", entity="web", window_s=3600)
-    assert calls == [("core.list_namespaced_event", {"namespace": NS}),
+    assert calls == [("core.list_namespaced_event", {"namespace": NS}), node_events_call("web"),
                      ("apps.list_namespaced_deployment", {"namespace": NS})]  # is web-7d9f-a1 another deployment's?
     assert [e["reason"] for e in out.data] == ["ScalingReplicaSet", "BackOff"]  # oldest first; db-0 and old excluded
     assert "(x4)" in out.text and "pod/web-7d9f-a1" in out.text
 
 
 def test_get_events_for_web_does_not_include_web_api() -> None:
-    b, calls = make({"core.list_namespaced_event": kc.CoreV1EventList(items=[
+    b, calls = make({"core.list_namespaced_event": events(
         event("web-7d9f8b-x2k4q", "Pod", "BackOff", "web's pod", 5),
         event("web-api-5c6d7f-q8w9z", "Pod", "BackOff", "web-api's pod", 4),
         event("web-api", "Deployment", "ScalingReplicaSet", "web-api scaled", 3, type_="Normal"),
-        event("web", "Deployment", "ScalingReplicaSet", "web scaled", 2, type_="Normal")]),
+        event("web", "Deployment", "ScalingReplicaSet", "web scaled", 2, type_="Normal")),
         "apps.list_namespaced_deployment": kc.V1DeploymentList(items=[deployment("web"), deployment("web-api")])})
     out = call(b, "get_events", entity="web")
     assert [e["message"] for e in out.data] == ["web's pod", "web scaled"]
     assert [e["message"] for e in call(b, "get_events", entity="web-api").data] == ["web-api's pod", "web-api scaled"]
     calls.clear()
-    b.core.wrapped._responses["core.list_namespaced_event"] = kc.CoreV1EventList(items=[
-        event("web", "Deployment", "ScalingReplicaSet", "web scaled", 2, type_="Normal")])
+    b.core.wrapped._responses["core.list_namespaced_event"] = events(
+        event("web", "Deployment", "ScalingReplicaSet", "web scaled", 2, type_="Normal"))
     call(b, "get_events", entity="web")
-    assert calls == [("core.list_namespaced_event", {"namespace": NS})]  # nothing ambiguous: no extra call
+    assert calls == [("core.list_namespaced_event", {"namespace": NS}),
+                     node_events_call("web")]  # nothing ambiguous: no deployment list
 
 
 def test_get_events_hides_events_about_non_workload_objects() -> None:
     """A chaos tool's own objects (PodChaos, NetworkChaos...) would name what was injected."""
-    b, _ = make({"core.list_namespaced_event": kc.CoreV1EventList(items=[
+    b, _ = make({"core.list_namespaced_event": events(
         event("web-kill", "PodChaos", "FinalizerInited", "Finalizer has been inited", 4, type_="Normal"),
-        event("web-7d9f-a1", "Pod", "Killing", "Stopping container web", 4, type_="Normal")])})
+        event("web-7d9f-a1", "Pod", "Killing", "Stopping container web", 4, type_="Normal"))})
     out = call(b, "get_events")
     assert [e["object"] for e in out.data] == ["pod/web-7d9f-a1"]
     assert "chaos" not in out.text.lower()
@@ -164,8 +176,8 @@ def test_get_config_reads_deployment_env_and_configmap() -> None:
 def test_set_config_env_patches_the_deployment() -> None:
     b, calls = make({"apps.read_namespaced_deployment": deployment("web")})
     out = call(b, "set_config", service="web", key="env.DB_URL", value="postgres://db2")
-    body = {"spec": {"template": {"spec": {"containers": [{"name": "web", "env": [{"name": "DB_URL",
-                                                                                    "value": "postgres://db2"}]}]}}}}
+    body = {"spec": {"template": {"spec": {"containers": [{"name": "web", "env": [
+        {"name": "DB_URL", "value": "postgres://db2", "valueFrom": None}]}]}}}}  # null drops a secret reference
     assert calls == [("apps.read_namespaced_deployment", {"name": "web", "namespace": NS}),
                      ("apps.patch_namespaced_deployment", {"name": "web", "namespace": NS, "body": body,
                                                            "_content_type": SMP})]
@@ -243,11 +255,12 @@ ON_NODE = ("core.list_namespaced_pod", {"namespace": NS, "field_selector": "spec
 
 
 def test_cordon_and_drain() -> None:
-    b, calls = make({"core.list_namespaced_pod": pods(pod("web-1", "web"))})
+    b, calls = make({"core.list_namespaced_pod": pods(pod("web-1", "web")), "core.list_node": two_nodes()})
     call(b, "cordon_node", node="node-a")
     call(b, "cordon_node", node="node-a", uncordon=True)
-    assert calls == [ON_NODE, ("core.patch_node", {"name": "node-a", "body": {"spec": {"unschedulable": True}},
-                                                   "_content_type": SMP}),
+    assert calls == [ON_NODE, ("core.list_node", {}),  # another schedulable node exists
+                     ("core.patch_node", {"name": "node-a", "body": {"spec": {"unschedulable": True}},
+                                          "_content_type": SMP}),
                      ON_NODE, ("core.patch_node", {"name": "node-a", "body": {"spec": {"unschedulable": False}},
                                                    "_content_type": SMP})]
 
@@ -256,12 +269,12 @@ def test_cordon_and_drain() -> None:
 
     b, calls = make({"core.list_namespaced_pod": pods(pod("web-1", "web"), pod("db-0", "db"),
                                                       pod("agent-x", "agent", owner="DaemonSet")),
-                     "core.create_namespaced_pod_eviction": evict})
+                     "core.create_namespaced_pod_eviction": evict, "core.list_node": two_nodes()})
     out = call(b, "drain_node", node="node-a")
-    assert [c[0] for c in calls] == ["core.list_namespaced_pod", "core.patch_node",
+    assert [c[0] for c in calls] == ["core.list_namespaced_pod", "core.list_node", "core.patch_node",
                                      "core.create_namespaced_pod_eviction", "core.create_namespaced_pod_eviction"]
     assert calls[0] == ON_NODE
-    assert calls[3][1] == {"name": "web-1", "namespace": NS, "body": {
+    assert calls[4][1] == {"name": "web-1", "namespace": NS, "body": {
         "apiVersion": "policy/v1", "kind": "Eviction", "metadata": {"name": "web-1", "namespace": NS}}}
     assert out.data["evicted"] == ["web-1"] and out.data["blocked"] == ["db-0"] and "PodDisruptionBudget" in out.text
     assert list(out.data["skipped"]) == ["agent-x"] and "DaemonSet pod" in out.data["skipped"]["agent-x"]
@@ -272,7 +285,7 @@ def test_drain_follows_kubectl_drain_safeguards() -> None:
     b, calls = make({"core.list_namespaced_pod": pods(
         pod("scratch-runner", "scratch", owner=None), pod("db-0", "db", owner="StatefulSet", empty_dir="data"),
         pod("kube-proxy-node-a", "proxy", owner="Node", annotations={"kubernetes.io/config.mirror": "x"}),
-        pod("web-abc-x1", "web"))})
+        pod("web-abc-x1", "web")), "core.list_node": two_nodes()})
     out = call(b, "drain_node", node="node-a")
     evicted = [c[1]["name"] for c in calls if c[0] == "core.create_namespaced_pod_eviction"]
     assert evicted == ["web-abc-x1"] and out.data["evicted"] == ["web-abc-x1"]
@@ -296,7 +309,7 @@ def test_node_tools_are_limited_to_nodes_the_namespace_uses() -> None:
         call(b, "cordon_node", node="Not_A_DNS_Name")
     assert calls == []
     # a node the backend drained (so no pod of the namespace is left on it) can still be uncordoned
-    responses: dict[str, Any] = {"core.list_namespaced_pod": pods(pod("web-1", "web"))}
+    responses: dict[str, Any] = {"core.list_namespaced_pod": pods(pod("web-1", "web")), "core.list_node": two_nodes()}
     b, calls = make(responses)
     call(b, "drain_node", node="node-a")
     responses["core.list_namespaced_pod"] = pods()
@@ -309,7 +322,7 @@ def test_a_write_that_fails_halfway_says_what_it_did() -> None:
             if kw["name"] == "db-0" else None
 
     b, _ = make({"core.list_namespaced_pod": pods(pod("a-1", "a"), pod("db-0", "db"), pod("web-1", "web")),
-                 "core.create_namespaced_pod_eviction": evict})
+                 "core.create_namespaced_pod_eviction": evict, "core.list_node": two_nodes()})
     with pytest.raises(ToolError) as err:
         call(b, "drain_node", node="node-a")
     assert str(err.value) == ("Kubernetes API error 403 (Forbidden) in drain_node: pods \"db-0\" is forbidden: cannot "
@@ -347,13 +360,14 @@ def test_transport_failures_are_backend_errors() -> None:
 def test_every_api_call_has_a_request_timeout() -> None:
     b, _ = make({"core.list_namespaced_pod": pods(pod("web-1", "web")), "apps.read_namespaced_deployment": deployment("web"),
                  "core.read_namespaced_pod_log": "", "core.list_namespaced_event": kc.CoreV1EventList(items=[]),
-                 "apps.list_namespaced_deployment": kc.V1DeploymentList(items=[]), "core.list_node": kc.V1NodeList(items=[]),
+                 "apps.list_namespaced_deployment": kc.V1DeploymentList(items=[]),
                  "apps.list_namespaced_replica_set": kc.V1ReplicaSetList(items=[]),
-                 "core.read_namespaced_config_map": not_found()})
+                 "core.read_namespaced_config_map": not_found(), "core.list_node": two_nodes()})
     for tool, args in (("get_status", {}), ("search_logs", {"service": "web"}), ("get_events", {}),
                        ("get_config", {"service": "web"}), ("get_topology", {}), ("get_changes", {}),
                        ("set_config", {"service": "web", "key": "env.A", "value": "1"}), ("restart", {"target": "web"}),
-                       ("scale", {"service": "web", "replicas": 2}), ("drain_node", {"node": "node-a"})):
+                       ("scale", {"service": "web", "replicas": 2}), ("drain_node", {"node": "node-a"}),
+                       ("wait", {"seconds": 10})):
         call(b, tool, **args)
     assert b.timeouts and all(t == 10.0 for _, t in b.timeouts), [c for c in b.timeouts if c[1] != 10.0]
     b, _ = make({"core.list_namespaced_pod": pods()}, request_timeout=(1.5, 4))
@@ -395,7 +409,7 @@ def test_query_metrics_via_prometheus_query_range() -> None:
     assert calls == []  # metrics never touch the Kubernetes API
     assert len(prom.urls) == 1 and prom.urls[0].startswith(f"{PROM}/api/v1/query_range?")
     q = prom.params()
-    assert q["query"] == METRIC_QUERIES["error_rate"].format(ns=NS, target="web", pods="web(-.*)?")
+    assert q["query"] == METRIC_QUERIES["error_rate"].format(ns=NS, target="web", pods=pod_regex("web"))
     assert float(q["end"]) == NOW.timestamp() and float(q["start"]) == NOW.timestamp() - 600 and q["step"] == "30"
     assert out.data["values"] == [0.01, 0.25, 0.5] and "last 0.5" in out.text
     with pytest.raises(ToolError, match="no Prometheus query for metric 'disk_magic'"):

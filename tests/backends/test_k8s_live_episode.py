@@ -62,9 +62,10 @@ def test_scripted_agent_is_recorded_and_verified() -> None:
     assert r["diagnosis"]["claims"][0]["entity"] == "web.env.DB_URL" and r["diagnosis"]["score"] is None
     assert r["writes"][0]["tool"] == "set_config" and r["writes"][0]["args"]["key"] == "env.DB_URL"
     assert r["resolved"] and r["invalid_actions"] == 1 and r["marks"] is None and r["ground_truth"] is None
-    # verification: waited, then read every deployment's availability
+    # verification: waited, then read every workload's availability
     assert clock.slept == [90.0]
-    assert calls[-1] == ("apps.list_namespaced_deployment", {"namespace": NS})
+    assert calls[-3:] == [(f"apps.list_namespaced_{kind}", {"namespace": NS})
+                          for kind in ("deployment", "stateful_set", "daemon_set")]
     assert r["mitigation"]["deployments"] == {"web": "3/3", "db": "1/1"}
     assert r["mitigated"] and r["mitigation"]["slo_ok"] is None and "not checked" in r["mitigation"]["slo_note"]
     assert ("apps.patch_namespaced_deployment" in [c[0] for c in calls])
@@ -91,7 +92,7 @@ def test_slo_check_through_prometheus(error_rate: float, ok: bool) -> None:
     r = env.result
     assert r["mitigated"] is ok and r["mitigation"]["slo_ok"] is ok
     assert r["mitigation"]["slo_worst"] == {"error_rate": error_rate}
-    assert prom.params()["query"] == DEFAULT_SLOS["error_rate"][0].format(ns=NS)
+    assert prom.params()["query"] == DEFAULT_SLOS["error_rate"][0].format(ns=NS, window="60s")  # verify_s 90
     if not ok:
         assert r["mitigation"]["reasons"] == ["SLO error_rate is 0.2, above 0.02"]
 
@@ -124,12 +125,25 @@ def test_budgets_truncate_and_backend_failures_do_not_crash() -> None:
         env.oracle_plan()
 
 
+def _patch_connect(monkeypatch: pytest.MonkeyPatch, calls: list, responses: dict[str, Any],
+                   seen: list | None = None) -> None:
+    """``srezero run`` builds the backend itself: hand it recording clients (and note what it asked for)."""
+    from srezero.backends._k8s_connect import ClusterInfo
+
+    def connect(kubeconfig: str | None, context: str | None) -> tuple[Any, Any, ClusterInfo]:
+        if seen is not None:
+            seen.append((kubeconfig, context))
+        return (Recorder("core", calls, responses), Recorder("apps", calls, responses),
+                ClusterInfo("https://127.0.0.1:6443", context or "kind-srezero", "fake kubeconfig"))
+
+    monkeypatch.setattr(KubernetesBackend, "_connect", staticmethod(connect))
+    monkeypatch.setattr("srezero.backends.k8s.time.sleep", lambda s: None)
+
+
 def test_cli_run_against_a_namespace(monkeypatch: pytest.MonkeyPatch, tmp_path) -> None:
     calls: list = []
     responses = cluster_responses()
-    monkeypatch.setattr(KubernetesBackend, "_connect", staticmethod(
-        lambda kubeconfig, context, core, apps: (Recorder("core", calls, responses), Recorder("apps", calls, responses))))
-    monkeypatch.setattr("srezero.backends.k8s.time.sleep", lambda s: None)
+    _patch_connect(monkeypatch, calls, responses)
     out = CliRunner().invoke(cli, ["run", "--backend", "k8s", "--namespace", NS, "--agent", "k8s_fakes:ScriptedAgent",
                                    "--out", str(tmp_path / "rec.json"), "--promql", "queue_depth=sum(x)"])
     assert out.exit_code == 0, out.output
@@ -205,14 +219,13 @@ def test_a_failing_verification_wait_is_not_mitigated() -> None:
      'deployment web rollout failed: ProgressDeadlineExceeded (ReplicaSet "web-new" has timed out progressing.)'),
     (deployment("web", updated=1, total=4), "deployment web has 1/3 replicas updated to the current template"),
     (deployment("web", total=4), "deployment web still runs 1 old replica(s)"),
-    (deployment("web", generation=5, observed=4), "deployment web: the controller has not yet observed generation 5"),
-    (deployment("web", replicas=0, available=0), "deployment web is scaled to zero")])
+    (deployment("web", generation=5, observed=4), "deployment web: the controller has not yet observed generation 5")])
 def test_a_rollout_that_is_not_complete_is_not_mitigated(dep: Any, reason: str) -> None:
     env, _, _ = live({**cluster_responses(), "apps.list_namespaced_deployment": kc.V1DeploymentList(items=[dep])})
     r = _resolve(env)
     assert r["mitigated"] is False and r["mitigation"]["ready"] is False
     assert r["mitigation"]["reasons"][0] == reason
-    assert r["mitigation"]["deployments"]["web"] == ("0/0" if dep.spec.replicas == 0 else "3/3")
+    assert r["mitigation"]["deployments"]["web"] == "3/3"
 
 
 # ---------------------------------------------------------------------------- errors during steps
@@ -306,6 +319,7 @@ def test_a_request_timeout_is_an_error_observation(api_server: FakeApiServer, tm
     import time
 
     api_server.route("GET", r"/api/v1/namespaces/shop/pods", hang=True)
+    api_server.route("GET", r"/api/v1/namespaces/shop$", 200, {"kind": "Namespace", "metadata": {"name": NS}})
     default_host = kc.Configuration.get_default_copy().host
     backend = KubernetesBackend(NS, kubeconfig=api_server.kubeconfig(tmp_path / "kubeconfig"), request_timeout=0.2,
                                 sleep=lambda s: None)

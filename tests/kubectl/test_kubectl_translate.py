@@ -200,6 +200,23 @@ def test_live_cluster_names_are_never_rewritten() -> None:
     assert translate("kubectl logs -l app=db") == ("search_logs", {"service": "database"})
 
 
+def test_live_names_reach_commands_the_text_parser_unwraps() -> None:
+    """A live episode parses fenced or backticked commands through parse_action: inside live_names()
+    they keep the cluster's names; outside it, and after an error inside it, the simulator's are back."""
+    from srezero.tools.kubectl import live_names
+    from srezero.tools.parse import parse_action
+
+    fenced = "```bash\nkubectl rollout restart deploy/db\n```"
+    with live_names():
+        assert parse_action(fenced) == ("restart", {"target": "db"})
+        assert parse_action("`kubectl logs web`")[1]["service"] == "web"
+        assert translate("kubectl logs db", sim_names=True) == ("search_logs", {"service": "database"})  # explicit wins
+    assert parse_action(fenced) == ("restart", {"target": "database"})
+    with pytest.raises(ToolError), live_names():
+        parse_action("`kubectl frobnicate db`")
+    assert translate("kubectl logs db") == ("search_logs", {"service": "database"})
+
+
 WORDS = ["get", "pods", "pod", "po", "events", "nodes", "deploy", "cm", "describe", "logs", "top", "rollout", "restart",
          "undo", "status", "history", "scale", "set", "env", "delete", "cordon", "uncordon", "drain", "events",
          "deploy/web", "deployment/db", "pod/x", "node/n", "web", "worker", "-l", "app=web", "-n", "ns", "--tail",
