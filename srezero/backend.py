@@ -4,6 +4,10 @@ The episode parses and validates actions against the one tool declaration, then 
 name and validated arguments to a backend. :class:`SimBackend` (the default) runs the declared
 implementations against the SimPy world; a Kubernetes backend (``srezero.backends.k8s``) maps the
 same tools onto a live namespace and answers "not supported by this backend" for the rest.
+
+Optionally, a backend names the tools it serves (``TOOLS``) and words their declarations for its
+system (``describe(public) -> dict``, given and returning ``ToolSpec.public()``); a live episode then
+offers the agent only those tools, in those words.
 """
 
 from __future__ import annotations
