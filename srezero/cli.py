@@ -29,8 +29,8 @@ COMMANDS: dict[str, str] = {
 }
 
 HELP = {
-    "tasks": "List tasks (filter by split, difficulty, tag, layer).",
-    "task": "Show, validate or export the schema of task files.",
+    "tasks": "List bundled and your own tasks (SREZERO_TASKS_PATH, --tasks-dir).",
+    "task": "Show, validate, check (play on seeds) or export the schema of task files.",
     "run": "Run one agent on one task and seed; print the transcript and result.",
     "faults": "List fault primitives and their metadata.",
     "tools": "List the agent tools with their arguments.",

@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
+from typing import Any
+
+import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -40,3 +43,16 @@ def test_one_guide_to_adding_a_primitive() -> None:
                    "target_arg", "hint"):
         assert needed in section, needed
     assert "](extending.md#add-a-fault-primitive)" in (ROOT / "docs" / "faults.md").read_text()
+
+
+def test_readme_python_snippet_runs_as_written(capsys: pytest.CaptureFixture[str]) -> None:
+    """The quick start's Python block, executed verbatim: every action in it is valid (a guessed
+    node name used to make one an error observation)."""
+    text = (ROOT / "README.md").read_text()
+    snippet = re.search(r"From Python.*?```python\n(.*?)```", text, re.S)
+    assert snippet, "README.md: the 'From Python' snippet is gone"
+    namespace: dict[str, Any] = {}
+    exec(compile(snippet.group(1), "README.md", "exec"), namespace)
+    env = namespace["env"]
+    assert env.trajectory and [s["error"] for s in env.trajectory if not s["ok"]] == []
+    assert "PAGE" in capsys.readouterr().out

@@ -1,4 +1,4 @@
-"""``srezero tasks`` and ``srezero task show|validate|schema``."""
+"""``srezero tasks`` and ``srezero task show|validate|check|schema``."""
 
 from __future__ import annotations
 
@@ -17,7 +17,8 @@ TASKS_DIR = click.option("--tasks-dir", "dirs", multiple=True, type=click.Path(e
 @click.option("--difficulty", type=click.Choice(["easy", "medium", "hard"]), help="only this difficulty")
 @click.option("--tag", "tags", multiple=True, help="only tasks with this tag (repeatable: all must match)")
 @click.option("--layer", help="only tasks with a fault in this layer (application, disk, kernel, ...)")
-@click.option("--root", help="only tasks whose cause lives here (a service, kernel, disk or hardware)")
+@click.option("--root", help="only tasks with this root (a service, kernel, disk or hardware; it comes from the "
+                             "fault primitive's layer first, then its target: see docs/tasks.md)")
 @TASKS_DIR
 @click.option("--json", "as_json", is_flag=True, help="machine-readable output")
 @click.option("--markdown", is_flag=True,
@@ -26,8 +27,9 @@ TASKS_DIR = click.option("--tasks-dir", "dirs", multiple=True, type=click.Path(e
               help="only id, split, difficulty and budget: safe to show students or an agent (titles and layers name the cause)")
 def tasks_cmd(split: str | None, difficulty: str | None, tags: tuple[str, ...], layer: str | None, root: str | None,
               dirs: tuple[str, ...], as_json: bool, markdown: bool, no_spoilers: bool) -> None:
-    """List curated tasks (generated variants: `srezero generate`). Titles, layers and tags are spoilers:
-    use --no-spoilers for a list you can hand to students."""
+    """List tasks: the bundled curated ones, plus those in SREZERO_TASKS_PATH and --tasks-dir
+    directories (generated variants: `srezero generate`). Titles, layers and tags are spoilers: use
+    --no-spoilers for a list you can hand to students."""
     from srezero.task.loader import TaskFileError, load_specs
 
     try:
@@ -70,7 +72,7 @@ def tasks_cmd(split: str | None, difficulty: str | None, tags: tuple[str, ...], 
 
 @click.group("task")
 def task_group() -> None:
-    """Show, validate or export the schema of task files."""
+    """Show, validate, check (play on seeds) or export the schema of task files."""
 
 
 @task_group.command("show")

@@ -122,12 +122,69 @@ class ParamError(ValueError):
         self.param = param
 
 
+_TARGET_KINDS = ("service", "replica", "node", "disk")
+
+
+def _one_of(value: str, allowed: tuple[str, ...] | list[str]) -> str:
+    """``one of a, b, c`` plus a did-you-mean hint when ``value`` is a near miss."""
+    import difflib
+
+    close = difflib.get_close_matches(value, allowed, n=1)
+    return f"one of {', '.join(allowed)}" + (f" (did you mean {close[0]!r}?)" if close else "")
+
+
+def meta_problems(meta: FaultMeta) -> list[str]:
+    """What is wrong with a primitive's declaration, one ``field: problem`` line each (empty when
+    nothing is). ``register`` refuses a primitive with any, so a typo fails at import, not in a test."""
+    from srezero.sim.components import SERVICE_KINDS
+
+    problems: list[str] = []
+    if meta.category not in CATEGORIES:
+        problems.append(f"category: unknown category {meta.category!r}; {_one_of(meta.category, list(CATEGORIES))}")
+    if meta.layer not in LAYERS:
+        problems.append(f"layer: unknown layer {meta.layer!r}; {_one_of(meta.layer, LAYERS)} (the layer decides "
+                        "the task's root, a complexity point and the misleading rule)")
+    for kind in meta.targets:
+        base, _, service = kind.partition(":")
+        if base not in _TARGET_KINDS or (service and service not in SERVICE_KINDS):
+            problems.append(f"targets: {kind!r} is not a target kind; use one of {', '.join(_TARGET_KINDS)}, "
+                            f"optionally narrowed to a service ('service:web_server', 'replica:database')")
+    declared = {p.name: p for p in meta.params}
+    for p in meta.params:
+        if not p.choices and p.type not in (str, bool, object) and (p.lo is None or p.hi is None):
+            problems.append(f"params.{p.name}: a {p.type.__name__} parameter needs a range (lo= and hi=) or "
+                            "choices=; task validation checks values against it")
+    if meta.example:
+        if not _SELECTOR.match(meta.example.strip()):
+            problems.append(f"example: {meta.example!r} is not a target selector (e.g. web_server, "
+                            "web_server[*], database.primary, node(database.primary), disk(database.primary))")
+        else:
+            kind, service = target_kind_of(meta.example), target_service_of(meta.example)
+            if not any(t == kind or t == f"{kind}:{service}" for t in meta.targets):
+                problems.append(f"example: {meta.example!r} is a {kind} target, which the primitive does not accept; "
+                                f"targets: {', '.join(meta.targets) or 'none'}")
+    for pname, value in meta.example_params:
+        p = declared.get(pname)
+        if p is None:
+            problems.append(f"example_params.{pname}: no such parameter; parameters: {', '.join(declared) or 'none'}")
+        elif p.choices and value not in p.choices:
+            problems.append(f"example_params.{pname}: must be one of {list(p.choices)}, got {value!r}")
+        elif isinstance(value, int | float) and not isinstance(value, bool) and (
+                (p.lo is not None and value < p.lo) or (p.hi is not None and value > p.hi)):
+            problems.append(f"example_params.{pname}: {value} is outside its range [{p.lo}, {p.hi}]")
+    return problems
+
+
 def register(cls: type[Fault]) -> type[Fault]:
+    """Add a primitive to the registry; refuse a declaration with problems (:func:`meta_problems`),
+    naming the primitive, its class and each field."""
     name = cls.meta.name
     if name in REGISTRY and REGISTRY[name] is not cls:
         raise ValueError(f"fault primitive {name!r} registered twice")
-    if cls.meta.category not in CATEGORIES:
-        raise ValueError(f"fault primitive {name!r}: unknown category {cls.meta.category!r}")
+    problems = meta_problems(cls.meta)
+    if problems:
+        where = f"{cls.__module__}.{cls.__qualname__}"
+        raise ValueError(f"fault primitive {name!r} ({where}): " + "; ".join(problems))
     REGISTRY[name] = cls
     return cls
 

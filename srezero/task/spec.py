@@ -151,7 +151,10 @@ class FaultSpec(_Model):
 
     @property
     def root(self) -> str:
-        """Where the cause lives: a service kind, or kernel / disk / hardware for node-level faults."""
+        """Where the cause lives, from the primitive's layer first (LAYER_ROOT): a database, cache, queue
+        or load_balancer layer gives that component and a kernel, disk or hardware layer the layer itself,
+        whatever the target (``cpu_throttling`` on web_server: kernel); an application or failure_mode
+        layer gives the service the target selector names."""
         from srezero.faults.base import target_service_of
 
         layer = self.meta.layer

@@ -15,9 +15,13 @@ The curated incidents bundled with srezero. This page is generated from the task
 `srezero tasks --markdown > docs/tasks.md`; do not edit it by hand (a test checks that it is current).
 It contains spoilers: the layer, services and failure mode of every task. Agents never see it.
 
-Columns: **layer** is the fault primitive's layer; **root** is where the cause lives (a service, or
-kernel/disk/hardware for node-level causes); **services** are the services the faults target;
-**failure mode** is the primitive and its category (a `silent` fault breaches no SLO on its own).
+Columns: **layer** is the fault primitive's layer. **root** is where the cause lives, derived from
+that layer first: `database`, `cache`, `message_queue` or `load_balancer` for a primitive of the
+database, cache, queue or load_balancer layer, and `kernel`, `disk` or `hardware` for those layers,
+whatever the target (so `cpu_throttling` on web_server shows `kernel`, and `db_pool_exhaustion` on
+web_server shows `database`); for the application and failure_mode layers it is the service the
+target names. **services** are the services the faults target. **failure mode** is the primitive
+and its category (a `silent` fault breaches no SLO on its own).
 See [writing-tasks.md](writing-tasks.md) for the file format and the difficulty rules, and
 `srezero generate` for the generated variants.
 """
