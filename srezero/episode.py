@@ -20,8 +20,9 @@ result in structure; ``ok``/``error`` say whether the action was valid; budgets 
 
 **Episode end.** ``terminated`` after ``resolve()``; ``truncated`` when the step or simulated-time
 budget runs out. Either way the world runs a verification window and ``info["result"]`` carries the
-scored result as a dict (every key is documented in docs/scoring.md, "Episode metrics"). A step
-after the end returns an error observation.
+scored result as a dict (every key is documented in docs/scoring.md, "Episode metrics"). Both ends
+are scored alike: a root cause still active at the end costs the premature penalty whether the
+agent resolved or let a budget run out. A step after the end returns an error observation.
 
 An invalid action (unknown tool, bad argument, unknown target, unparsable text) never raises: it
 returns an error observation, costs a step and counts as an invalid action.
@@ -109,7 +110,7 @@ class EpisodeState:
     diagnosis_step: int | None = None
     diagnosis_at: float | None = None
     writes: list[_Write] = field(default_factory=list)
-    premature: bool = False
+    premature: bool = False  # resolve() was called while a root cause was still active
     healed_at: float | None = None
     phi: float = 0.0
     reward_sum: float = 0.0
@@ -202,7 +203,7 @@ class Episode:
             out_text, data = out.text, out.data
             self.backend.advance(spec.cost_s)
             if spec.kind == "read":
-                self.evidence.observe(st.steps, tool_name, args, out_text)
+                self.evidence.observe(st.steps, tool_name, args, out_text, data)
             elif before is not None:
                 self._judge_write(tool_name, args, before, out_text)
             elif st.diagnosis_step == st.steps:
@@ -294,7 +295,7 @@ class Episode:
         """End the episode; resolving while a root cause is still active is premature."""
         self.st.resolved = True
         self.st.resolve_note = note
-        if any(f.injected and not f.neutralised(self.world) for f in self.faults):
+        if self._root_cause_active():
             self.st.premature = True
 
     # ------------------------------------------------------------------ privileged (oracle agent only)
@@ -322,6 +323,10 @@ class Episode:
         elapsed = w.now - self.t0
         return Observation(text, tool, ok, error, data, self.st.steps, max(0, self.spec.budget.steps - self.st.steps),
                            round(elapsed, 3), max(0.0, self.spec.budget.time_s - elapsed), self.st.done)
+
+    def _root_cause_active(self) -> bool:
+        """Is some injected fault still active now? Never on a control task: nothing is broken there."""
+        return any(f.injected and not f.neutralised(self.world) for f in self.faults)
 
     def _healed_count(self) -> int:
         w = self.world
@@ -384,6 +389,9 @@ class Episode:
         st = self.st
         sim_seconds = w.now - self.t0
         no_fault = self.spec.ground_truth.no_fault
+        # Ending is the agent's decision however it happens (resolve, a budget, a harness stop), so a root
+        # cause still active at the end costs the same: letting the budget run out never beats resolving.
+        premature_end = st.premature if st.resolved else self._root_cause_active()
         d = self._score_diagnosis()
         m = verify(w, self.faults)
         mitigated = m["mitigated"] and (not no_fault or d["score"] >= mk.SUCCESS_DIAGNOSIS)
@@ -393,7 +401,7 @@ class Episode:
         success = mk.is_success(d["score"], mitigated)
         comps = mk.Components(diagnosis=d["score"], mitigation=1.0 if mitigated else 0.0,
                               evidence=self.evidence.coverage, success=success, wrong_fixes=len(wrong),
-                              destructive=len(w.destroyed), invalid=st.invalid, premature=st.premature)
+                              destructive=len(w.destroyed), invalid=st.invalid, premature=premature_end)
         total, terms = mk.marks(comps)
         if isinstance(self.backend, SimBackend):
             collateral = coll.measure(w, self.spec, self.seed, self.trajectory, [x.step for x in wrong],
@@ -417,6 +425,7 @@ class Episode:
             "wrong_fixes": len(wrong),
             "destructive_actions": len(w.destroyed),
             "premature_resolution": st.premature,
+            "premature_end": premature_end,
             "distractor_actions": sum(1 for x in st.writes if x.distractor),
             "distractor_claims": len(d.get("distractor_claims", ())),
             "collateral_errors": collateral["errors"],

@@ -8,10 +8,13 @@ A detail is *right* for a root cause when all of these hold:
    a device, a version or a host: it contains ``_ . -`` or a digit), one of them appears in the
    detail or in the claim's entity. "a memory leak" is not the concrete detail of a leak shipped in
    release v1.25.2; "v1.25.2 leaks memory" is.
-3. **It is not stuffed.** It names at most ``MAX_FOREIGN_CONCRETE`` concrete things that do not belong
-   to this root cause (other keys, devices, versions, nodes, replicas), and uses mechanism words from
-   at most ``MAX_FOREIGN_FAMILIES`` families that this fault's own description does not use. One
-   string listing every key, every device and every mechanism fails this for every root cause.
+3. **It is not stuffed.** It names at most ``MAX_FOREIGN_CONCRETE`` (one) concrete thing that does not
+   belong to this root cause (another key, device, version, node or replica: room for the one victim
+   or neighbour an honest explanation mentions), and uses mechanism words from at most
+   ``MAX_FOREIGN_FAMILIES`` families that this fault's own description does not use. One string
+   listing every key, every device and every mechanism fails this for every root cause, and so does
+   a service-level claim whose detail hedges across three keys ("one of max_connections,
+   idle_timeout_s, health_check_path is wrong").
 
 The mechanism families below are a fixed lexicon (not learned, not task-specific). A family counts
 as the fault's *own* when any of its words appears in the root cause (entity, aliases, detail,
@@ -29,7 +32,7 @@ from srezero.scoring.naming import is_concrete
 if TYPE_CHECKING:
     from srezero.faults.base import RootCause
 
-MAX_FOREIGN_CONCRETE = 2
+MAX_FOREIGN_CONCRETE = 1
 MAX_FOREIGN_FAMILIES = 2
 
 #: Mechanism families: words an explanation of one kind of fault uses. Matched case-insensitively

@@ -15,6 +15,7 @@ localization.no_healthy                  no claim blames a component with no par
 characterization.mechanism               each root cause is claimed with its category
 characterization.detail                  ... and with the right concrete detail (:mod:`.detail`)
 characterization.no_contradiction        no root cause is claimed under two different categories
+                                         (a "no" here is a category hedge: it also gates D to 0)
 scope.no_over                            nothing but root causes is blamed, and no root cause is
                                          padded with more than ``MAX_CLAIMS_PER_CAUSE`` claims
 scope.no_under                           no root cause is missing (matters for multi-fault incidents)
@@ -22,13 +23,20 @@ scope.no_under                           no root cause is missing (matters for m
 
 Score ``D`` is the mean of the eight answers, with one guard: **D = 0** when there is no claim,
 when entity precision is at most ``MIN_PRECISION`` (blaming as many innocents as culprits), or when
-one root cause is claimed under ``HEDGE_CATEGORIES`` or more categories (hedging). Listing every
-entity under every category therefore earns nothing. And D is at most ``MECHANISM_CAP`` when no root
-cause is claimed with its right category: the right entity alone is not a diagnosis.
+one root cause is claimed under ``HEDGE_CATEGORIES`` (two) or more categories (hedging: a blind
+guesser naming the right entity under two categories covers far more faults than under one, so the
+second category must cost the whole diagnosis, not one answer in eight). Listing every entity under
+every category therefore earns nothing. A claim whose category is the right one of *another* root
+cause it also localises (two faults behind one service name) is that cause's claim, not a hedge.
+And D is at most ``MECHANISM_CAP`` when no root cause is claimed with its right category: the right
+entity alone is not a diagnosis.
 
-Entity precision = distinct claimed entities that localise some root cause / distinct claimed
-entities; recall = root causes localised / root causes; precision at full recall is 0 when any
-root cause is missing, otherwise the precision.
+Entity precision = root causes localised / (root causes localised + distinct claimed entities that
+localise none). The names that localise one root cause (its entity, its aliases, other spellings)
+count once: padding the culprit with its own service name cannot outweigh an innocent, so the
+culprit's key, its service and one innocent are precision 1/2, as the key and the innocent alone
+are. Recall = root causes localised / root causes; precision at full recall is 0 when any root cause
+is missing, otherwise the precision.
 
 On a control task (no fault) the right diagnosis is an empty list or only ``none`` claims: every
 answer is 1; any other claim makes every answer 0.
@@ -53,7 +61,7 @@ DIMENSIONS = ("localization", "characterization", "scope")
 MIN_PRECISION = 0.5
 #: Ceiling on D when no root cause is claimed with its right category (the right entity alone).
 MECHANISM_CAP = 0.25
-HEDGE_CATEGORIES = 3
+HEDGE_CATEGORIES = 2
 MAX_CLAIMS_PER_CAUSE = 2
 
 
@@ -121,8 +129,16 @@ def score(claims_in: Sequence[Any] | None, truth: Sequence[RootCause], accepted:
     healthy_fp = [e for e in fp if e not in victim_fp]
     located = [i for i in range(n) if matched[i]]
     recall = len(located) / n if n else 1.0
-    precision = (len(ents) - len(fp)) / len(ents) if ents else 0.0
+    # names of one root cause count once, so alias padding cannot dilute an innocent claim
+    precision = len(located) / (len(located) + len(fp)) if ents else 0.0
     pafr = precision if recall >= 1.0 else 0.0
+
+    def claimed_categories(i: int) -> set[str]:
+        """The categories root cause ``i`` is claimed under. A claim through a name that also localises
+        another root cause, with that cause's right category, characterises that cause instead."""
+        return {c.category for c in matched[i]
+                if c.category == truth[i].category
+                or not any(truth[j].category == c.category for j in hits[norm(c.entity)] if j != i)}
 
     per_cause = []
     mech = det = 0
@@ -137,8 +153,8 @@ def score(claims_in: Sequence[Any] | None, truth: Sequence[RootCause], accepted:
         det += ok_detail
         per_cause.append({"entity": rc.entity, "named": bool(matched[i]), "mechanism": bool(right),
                           "detail": ok_detail, "detail_reason": why,
-                          "categories_claimed": sorted({c.category for c in matched[i]})})
-    categories = [len({c.category for c in matched[i]}) for i in range(n)]
+                          "categories_claimed": sorted(claimed_categories(i))})
+    categories = [len(claimed_categories(i)) for i in range(n)]
     answers = {
         "localization.origin": recall,
         "localization.no_victim": 0.0 if victim_fp else 1.0,

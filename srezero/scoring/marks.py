@@ -4,7 +4,8 @@
     marks = clamp(base - penalties, 0, 100)
 
 * D, diagnosis (0-1): the checklist score of :mod:`srezero.scoring.diagnosis` (the mean of eight
-  yes/no answers; 0 when the diagnosis blames as many innocents as culprits or hedges categories).
+  yes/no answers; 0 when the diagnosis blames as many innocents as culprits, the names of one root
+  cause counting once, or hedges categories, claiming one root cause under two or more).
   On a control task (no fault) D is 1 for a submitted "no fault" diagnosis, else 0.
 * M, mitigation (0 or 1): the mitigation oracle (:mod:`srezero.scoring.mitigation`) passes: every
   fault neutralised, no relapse, SLOs held through the verification window, nothing destroyed.
@@ -23,12 +24,21 @@ Penalties (each write is judged when it is made, :mod:`srezero.scoring.writes`):
 * destructive action: 20 per destructive consequence recorded by the world (scaling to zero, rolling
   back a release the schema needs, a failover that loses writes, draining the primary's node);
 * invalid action: 1 per invalid action (unknown tool, bad argument), at most 10 in all;
-* premature resolution: 10 when resolve is called while a root cause is still active.
+* premature end: 10 when the episode ends while a root cause is still active, however it ends:
+  ``resolve()`` (a premature resolution), a step or time budget running out, or the harness stopping
+  it. When to stop is the agent's decision either way, and verification judges the same end state,
+  so waiting out the budget instead of resolving saves nothing: an agent that wants a slow fix to
+  take hold can ``wait`` and then resolve. "Active" is the fault's cause (its model state, not its
+  alert) at the last step, before the verification window; a fault neutralised by then is not
+  active even if it relapses later (that fails M instead). A control task has no fault, so it never
+  ends with one active: there the decision that counts is the submitted "no fault" diagnosis, which
+  D and M already require.
 
 Properties: perfect play (full evidence, right diagnosis, minimal right fix, resolve) scores 100.
-Doing nothing and resolving scores 0 (no diagnosis, no mitigation, premature). Three wrong
-restarts before an otherwise perfect fix score 40; a shotgun agent's fourth wrong write alone
-cancels everything a lucky hit can earn.
+Doing nothing scores 0 whether the agent resolves at once or lets the budget run out (no
+diagnosis, no mitigation, premature end); a right diagnosis without a fix scores 40 + 10 E - 10
+either way. Three wrong restarts before an otherwise perfect fix score 40; a shotgun agent's fourth
+wrong write alone cancels everything a lucky hit can earn.
 
 Step rewards (for learning agents) are potential-based. With the potential
 
@@ -65,7 +75,8 @@ TERM_LABELS = {"diagnosis": f"diagnosis ({W_DIAGNOSIS:g} x checklist score)",
                "wrong_fix_penalty": f"wrong fixes (the k-th costs {P_WRONG_FIX:g} x k)",
                "destructive_penalty": f"destructive actions (-{P_DESTRUCTIVE:g} each)",
                "invalid_penalty": f"invalid actions (-{P_INVALID:g} each, at most -{P_INVALID_CAP:g})",
-               "premature_penalty": f"premature resolve (-{P_PREMATURE:g})"}
+               "premature_penalty": f"premature resolve (-{P_PREMATURE:g}), or any end with a root cause "
+                                    "still active"}
 
 @dataclass(frozen=True)
 class Components:
@@ -76,7 +87,7 @@ class Components:
     wrong_fixes: int
     destructive: int
     invalid: int
-    premature: bool
+    premature: bool  # the episode ended (resolve, budget or stop) with a root cause still active
 
 
 def wrong_fix_penalty(n: int) -> float:

@@ -89,15 +89,44 @@ def test_wrong_category() -> None:
     assert c["characterization.no_contradiction"] == 1.0 and c["localization.origin"] == 1.0
 
 
-def test_two_categories_contradict() -> None:
+def test_two_categories_are_a_hedge() -> None:
+    """One cause under two categories is a category hedge (an adversarial review: the right entity under
+    the two commonest categories kept D = 0.875), so it earns nothing, like three categories."""
     d = score([claim("web_server.db_timeout_ms"), claim("web_server", "capacity")])
     assert d["checklist"]["characterization.no_contradiction"] == 0.0
-    assert d["checklist"]["characterization.mechanism"] == 1.0 and d["score"] == pytest.approx(7 / 8)
+    assert d["checklist"]["characterization.mechanism"] == 1.0
+    assert d["score"] == 0.0 and d["gate"] == "hedged_categories"
+    same_name = score([claim("web_server.db_timeout_ms", c) for c in ("misconfiguration", "resource_exhaustion")])
+    assert same_name["score"] == 0.0 and same_name["gate"] == "hedged_categories"
+
+
+def test_two_faults_behind_one_name_are_not_a_hedge() -> None:
+    """A service name localises both a leak in its release and its own misconfigured key: claiming the
+    service with the leak's category characterises the leak, not a second category for the key."""
+    d = score([claim("web_server", "code_defect", "release v1.25.2 leaks memory"), claim("web_server.db_timeout_ms")],
+              truth=(KEY, LEAK))
+    assert d["gate"] is None and d["score"] == 1.0, d
+    assert [p["categories_claimed"] for p in d["per_cause"]] == [["misconfiguration"], ["code_defect"]]
 
 
 def test_hedging_three_categories_earns_nothing() -> None:
     d = score([claim("web_server.db_timeout_ms", c) for c in ("misconfiguration", "capacity", "network")])
     assert d["gate"] == "hedged_categories" and d["score"] == 0.0
+
+
+def test_alias_padding_cannot_let_an_innocent_through() -> None:
+    """The names of one root cause count once for precision: the culprit's key plus its service plus an
+    innocent is 1 culprit against 1 innocent (gated), as the key and the innocent alone are."""
+    alone = score([claim("web_server.db_timeout_ms"), claim("cache.ttl_s")])
+    padded = score([claim("web_server.db_timeout_ms"), claim("web_server"), claim("cache.ttl_s")])
+    spelled = score([claim("web_server.db_timeout_ms"), claim("web_server:db_timeout_ms"),
+                     claim("web_server/db_timeout_ms"), claim("cache.ttl_s")])
+    for d in (alone, padded, spelled):
+        assert d["precision"] == 0.5 and d["score"] == 0.0 and d["gate"] == "low_precision", d
+    # two root causes each named (one of them twice) beside one innocent: 2 of 3, not gated
+    two = score([claim("web_server.db_timeout_ms"), claim("web_server"),
+                 claim("node-ab12", "hardware", "bad sectors on nvme1n1"), claim("cache.ttl_s")], truth=(KEY, DISK))
+    assert two["precision"] == pytest.approx(2 / 3) and two["gate"] is None
 
 
 def test_padding_one_cause_is_over_attribution() -> None:
@@ -171,6 +200,16 @@ def test_keyword_stuffing_earns_nothing() -> None:
         assert not detail_ok(f"{rc.detail} {every_mechanism}", rc)  # the right detail plus every mechanism
     d = score([claim("web_server.db_timeout_ms", detail_text=every_key + " " + every_mechanism)])
     assert d["checklist"]["characterization.detail"] == 0.0 and d["per_cause"][0]["detail_reason"]
+
+
+def test_a_service_claim_cannot_hedge_across_keys() -> None:
+    """At most one foreign concrete item: the service with "one of k1, k2, k3" is a three-way hedge over
+    keys and fails the detail; one victim named beside the right key is still an honest detail."""
+    assert not detail_ok("one of db_timeout_ms, db_retries, db_pool_size is wrong", entity="web_server")
+    assert not detail_ok("db_timeout_ms or db_retries or db_pool_size", entity="web_server.db_timeout_ms")
+    assert detail_ok("db_timeout_ms is 40 ms, so web-aaaaa times out", entity="web_server")
+    d = score([claim("web_server", detail_text="one of db_timeout_ms, db_retries, db_pool_size is wrong")])
+    assert d["checklist"]["characterization.detail"] == 0.0 and d["score"] == pytest.approx(7 / 8)
 
 
 def test_summary_is_never_needed() -> None:

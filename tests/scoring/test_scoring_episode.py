@@ -14,6 +14,7 @@ from scoring_helpers import (
     truth_claims,
 )
 
+import srezero
 from srezero.scoring import marks as mk
 
 
@@ -110,11 +111,49 @@ def test_every_write_is_wrong_on_a_control_task() -> None:
 # ---------------------------------------------------------------------------- premature, evidence
 def test_premature_resolution() -> None:
     _env, r, _ = run(crash_loop_spec(), [])
-    assert r["premature_resolution"] and r["marks"] <= 5
+    assert r["premature_resolution"] and r["premature_end"] and r["marks"] <= 5
     _env, r, _ = run(crash_loop_spec(), [fix])
-    assert not r["premature_resolution"]
+    assert not r["premature_resolution"] and not r["premature_end"]
     _env, r, _ = run(control_spec(), [])
     assert not r["premature_resolution"] and r["marks"] == 0.0  # no decision on a control task earns nothing
+
+
+WAIT_OUT = [{"tool": "wait", "args": {"seconds": 600}}] * 10  # crash_loop_spec's 1800 s budget runs out
+
+
+def test_letting_the_budget_run_out_costs_what_resolving_does() -> None:
+    """Ending with the fault active costs the premature penalty however the episode ends, so never calling
+    resolve() has no advantage (an adversarial review: runbook 33.2 -> 36.5 by waiting instead)."""
+    _env, resolved, _ = run(crash_loop_spec(), [truth_claims])
+    _env, waited, _ = run(crash_loop_spec(), [truth_claims, *WAIT_OUT])
+    assert resolved["resolved"] and waited["truncated"] and not waited["resolved"]
+    assert waited["premature_end"] and not waited["premature_resolution"]
+    assert waited["marks_terms"]["premature_penalty"] == -mk.P_PREMATURE
+    assert waited["marks_terms"] == resolved["marks_terms"] and waited["marks"] == resolved["marks"] == 30.0
+
+
+def test_a_harness_stop_with_the_fault_active_is_premature() -> None:
+    env = srezero.make(crash_loop_spec(), 0)
+    env.reset()
+    env.step(truth_claims(env))
+    r = env.finish()
+    assert r["truncated"] and r["premature_end"] and r["marks_terms"]["premature_penalty"] == -mk.P_PREMATURE
+
+
+def test_a_fix_that_holds_at_the_budget_end_is_not_premature() -> None:
+    _env, waited, _ = run(crash_loop_spec(), [truth_claims, fix, *WAIT_OUT])
+    _env, resolved, _ = run(crash_loop_spec(), [truth_claims, fix, *WAIT_OUT[:2]])
+    assert waited["truncated"] and not waited["premature_end"] and waited["marks_terms"]["premature_penalty"] == 0.0
+    assert waited["marks"] == resolved["marks"] == 100.0 - mk.W_EVIDENCE
+
+
+def test_a_control_task_never_ends_with_a_root_cause_active() -> None:
+    """Nothing is broken, so no end is premature; what counts is the submitted "no fault" decision."""
+    _env, idle, _ = run(control_spec(), [{"tool": "wait", "args": {"seconds": 600}}] * 3)
+    assert idle["truncated"] and not idle["premature_end"] and idle["marks"] == 0.0
+    _env, decided, _ = run(control_spec(), [{"tool": "submit_diagnosis", "args": {"root_causes": []}},
+                                            *[{"tool": "wait", "args": {"seconds": 600}}] * 3])
+    assert decided["truncated"] and not decided["premature_end"] and decided["success"]
 
 
 def test_evidence_coverage_counts_surfaced_signals() -> None:
@@ -124,6 +163,38 @@ def test_evidence_coverage_counts_surfaced_signals() -> None:
     assert r["evidence_coverage"] == 0.0  # wrong place; right place with a pattern that hides the signal
     _env, r, _ = play_script(crash_loop_spec(), perfect)
     assert r["evidence_coverage"] == 1.0 and r["evidence"]["missed"] == []
+
+
+def test_an_echo_of_the_agent_s_own_pattern_is_not_evidence() -> None:
+    """search_logs quotes a pattern that matched nothing ("no log lines matching '<pattern>' ..."): spelling
+    the signal's phrase in a pattern that can never match surfaces nothing (an adversarial review's probe)."""
+    _env, r, _ = run(crash_loop_spec(), ['search_logs(service="worker", pattern="(?!)DATABASE_URL")'])
+    assert r["evidence_coverage"] == 0.0
+    # the same phrase in the lines the world returned does count
+    _env, r, _ = run(crash_loop_spec(), [{"tool": "wait", "args": {"seconds": 120}},
+                                         'search_logs(service="worker", pattern="DATABASE_URL")'])
+    assert r["evidence"]["found"] == ["search_logs(worker) showing /DATABASE_URL/"]
+
+
+@pytest.mark.parametrize(("tool", "args", "text", "data"), [
+    ("search_logs", {"service": "worker", "pattern": "(?!)SIGNAL"},
+     "no log lines matching '(?!)SIGNAL' in worker over the last 15 min", []),
+    ("search_logs", {"service": "worker", "pattern": "SIGNAL|x"}, "1 line(s) from worker\nnothing here", ["nothing here"]),
+    ("query_metrics", {"target": "worker", "metric": "SIGNAL"},
+     "SIGNAL of worker over the last 15 min (30s step, ms)\n  min 1  avg 1  max 1  last 1", {}),
+    ("get_config", {"service": "SIGNAL"}, "SIGNAL configuration:\nworkers = 8", {}),
+    ("node_diagnostics", {"node": "SIGNAL", "check": "dmesg"}, "dmesg on SIGNAL:\n[1.0] booted", None),
+    ("inspect_database", {"view": "SIGNAL"}, "database SIGNAL:\npid 1 idle", None),
+    ("get_changes", {"window_h": 1.0}, "no changes in the last SIGNAL h\nreleases:\n  worker: v1 (current)", []),
+])
+def test_a_tool_s_line_about_the_call_is_not_evidence(tool, args, text, data) -> None:
+    """Only what the world returned is matched, never the opening line in which a tool quotes the call's
+    arguments back; the same text as returned data does count."""
+    from srezero.scoring.evidence import EvidenceTracker, returned_text
+
+    ev = EvidenceTracker([(tool, "*", {}, "SIGNAL")], {})
+    assert ev.observe(1, tool, args, text, data) == [] and "SIGNAL" not in returned_text(tool, text, data)
+    assert ev.observe(2, tool, args, "SIGNAL of the world", ["SIGNAL of the world"]) == [0]
 
 
 def test_summary_is_kept_but_never_needed() -> None:

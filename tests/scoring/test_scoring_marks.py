@@ -29,6 +29,14 @@ def test_worked_example_matches_the_docs() -> None:
     assert "70.67" in doc and "35 + 40 + 6.67 + 0 - 10 - 1" in doc
 
 
+def test_ending_with_the_fault_active_example_matches_the_docs() -> None:
+    total, terms = mk.marks(C(diagnosis=1.0, mitigation=0.0, evidence=1 / 3, success=False, wrong_fixes=0,
+                              destructive=0, invalid=0, premature=True))
+    assert total == 33.3333 and terms["premature_penalty"] == -mk.P_PREMATURE
+    doc = (Path(__file__).resolve().parents[2] / "docs" / "scoring.md").read_text()
+    assert "40 + 0 + 3.33 + 0 - 10" in doc and "= 33.33" in doc
+
+
 def test_success_needs_both_diagnosis_and_mitigation() -> None:
     assert mk.is_success(1.0, True)
     assert not mk.is_success(7 / 8, True) and not mk.is_success(1.0, False)

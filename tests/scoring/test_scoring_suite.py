@@ -73,6 +73,31 @@ def test_doing_nothing_and_resolving_at_once() -> None:
             assert r["premature_resolution"] == (not r["no_fault"]), (task, seed)
 
 
+def test_how_an_episode_ends_never_changes_its_marks() -> None:
+    """resolve() and a harness stop at the same moment score the same, with the fault active (premature
+    either way) or fixed: never resolving buys nothing (an adversarial review found it did)."""
+    for task in tasks():
+        for fixed in (False, True):
+            ends = []
+            for stop in (False, True):
+                env = srezero.make(task, 0, reward="sparse")
+                env.reset()
+                plan = [a for a in env.oracle_plan() if a["tool"] != "resolve"]
+                for a in plan if fixed else [a for a in plan if a["tool"] == "submit_diagnosis"]:
+                    env.step(a)
+                if stop:
+                    ends.append(env.finish())
+                else:
+                    *_, info = env.step("resolve()")
+                    ends.append(info["result"])
+            resolved, stopped = ends
+            assert stopped["truncated"] and resolved["resolved"], task
+            assert stopped["premature_end"] == resolved["premature_end"] == resolved["premature_resolution"], task
+            assert stopped["marks_terms"] == resolved["marks_terms"], (task, fixed)
+            if not resolved["no_fault"]:
+                assert resolved["premature_end"] == (not fixed), (task, fixed)
+
+
 #: A detail stuffed with the mechanism words of many faults (found by an adversarial review).
 STUFFED = ("cpu slow latency dead power fan link nic network full space disk lock transaction wal slot flag "
            "session weight sticky affinity cert dimm edac uncorrectable chrony ephemeral eaddrnotavail enfile "
