@@ -297,13 +297,15 @@ def unrelated_alert(w: World, k: float) -> None:
 
 @noise("false_alarm_blip")
 def false_alarm_blip(w: World, k: float) -> None:
-    """A short burst of edge latency from a client retrying a slow export: pages, then clears itself."""
+    """A short burst of edge latency from a client retrying a slow export: pages, then clears itself.
+    Its size varies by seed, so the page's value is in the range real incidents page at."""
     delay = 30.0 + k * 400.0
+    extra = float(_rng(w).uniform(420.0, 1400.0))
 
     def gen() -> Generator[Any, Any, None]:
-        w.state.db_lock_ms += 420.0
+        w.state.db_lock_ms += extra
         yield w.env.timeout(TICK_S * 5)
-        w.state.db_lock_ms = max(0.0, w.state.db_lock_ms - 420.0)
+        w.state.db_lock_ms = max(0.0, w.state.db_lock_ms - extra)
 
     _live(w, delay, gen)
 
