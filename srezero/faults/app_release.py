@@ -86,7 +86,7 @@ class StaleCredential(Declared):
     def prepare(self, w: World) -> None:
         self.service = self.target.name
         self.old = str(w.services[self.service].config["env.CREDENTIALS_VERSION"])
-        self.new = f"v{int(self.old.lstrip('v')) + 1}"
+        self.new = changes.next_secret(self.old)
 
     def inject(self, w: World) -> None:
         w.state.db_credential = self.new
@@ -121,7 +121,7 @@ class StaleCredential(Declared):
                                                 "value": self.new}}]
 
     def envelope_violations(self, w: World) -> list[list[dict[str, Any]]]:
-        wrong = f"v{int(self.new.lstrip('v')) + 1}"
+        wrong = changes.next_secret(self.new)
         return [[{"tool": "set_config", "args": {"service": self.service, "key": "env.CREDENTIALS_VERSION",
                                                  "value": v}}] for v in (self.old, wrong)]
 

@@ -103,8 +103,7 @@ class CacheAuthFailure(Declared):
 
     def prepare(self, w: World) -> None:
         self.old = str(w.services["cache"].config["auth_secret"])
-        head, _, ver = self.old.rpartition("-v")
-        self.new = f"{head}-v{int(ver) + 1}"
+        self.new = changes.next_secret(self.old)
 
     def inject(self, w: World) -> None:
         w.services["cache"].config["auth_secret"] = self.new
@@ -127,9 +126,8 @@ class CacheAuthFailure(Declared):
         return [{"tool": "set_config", "args": {"service": "web_server", "key": "cache_auth_secret", "value": self.new}}]
 
     def envelope_violations(self, w: World) -> list[list[dict[str, Any]]]:
-        head, _, ver = self.new.rpartition("-v")
         return [[{"tool": "set_config", "args": {"service": "web_server", "key": "cache_auth_secret",
-                                                 "value": f"{head}-v{int(ver) + 1}"}}]]
+                                                 "value": changes.next_secret(self.new)}}]]
 
 
 @register

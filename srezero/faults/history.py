@@ -14,6 +14,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from srezero.sim import changes
+from srezero.sim.nodes import SYSCTLS, sysctl_value
 from srezero.sim.topology import AUTHORS
 
 if TYPE_CHECKING:
@@ -23,7 +24,6 @@ if TYPE_CHECKING:
 
 #: Keys whose value is not a setting someone tunes (a countdown to certificate expiry).
 _NOT_EDITED = frozenset({"tls_cert_days_left"})
-_SYSCTLS = ("fs.file-max", "net.netfilter.nf_conntrack_max", "net.ipv4.ip_local_port_range", "net.ipv4.tcp_tw_reuse")
 _FACTORS = (0.5, 0.75, 1.5, 2.0)
 _LEVELS = ("debug", "info", "warn", "error")
 _INDEXES = (("orders", "created_at"), ("orders", "customer_id"), ("order_items", "order_id"),
@@ -54,16 +54,6 @@ def _earlier(value: Any, rng: Stream) -> Any:
     return None
 
 
-def _mentioned(w: World, service: str, kind: str, prefix: str) -> bool:
-    return any(c.service == service and c.kind == kind and c.detail.startswith(prefix) for c in w.changes)
-
-
-def _sysctl_value(node: Node, key: str) -> str:
-    from srezero.tools.write_nodes import _sysctl_value as value  # the one rendering set_sysctl shows
-
-    return value(node, key)
-
-
 def _earlier_sysctl(node: Node, key: str) -> str:
     if key == "net.ipv4.tcp_tw_reuse":
         return "0" if node.tw_reuse else "1"
@@ -81,16 +71,16 @@ def past_edit(w: World, rng: Stream, when: float, author: str) -> Callable[[], N
     def write() -> None:
         if rng.random() < 0.25:
             node = _pick(rng, w.topo.nodes)
-            key = _pick(rng, _SYSCTLS)
-            if _mentioned(w, "node", "sysctl", f"{node.name}: {key}:"):
+            key = _pick(rng, SYSCTLS)
+            if any(changes.entries(w, "node", "sysctl", f"{node.name}: {key}:")):
                 return
             w.noise_entities.add(node.name)
             changes.record(w, when, "node", "sysctl", f"{node.name}: {key}: {_earlier_sysctl(node, key)} -> "
-                           f"{_sysctl_value(node, key)} ({changes.reason(w)})", author, noise=True)
+                           f"{sysctl_value(node, key)} ({changes.reason(w)})", author, noise=True)
             return
         keys = [(name, key) for name in sorted(w.services) for key, value in w.services[name].config.items()
                 if key not in _NOT_EDITED and built[name].get(key) == value
-                and not _mentioned(w, name, "config", f"{key}:")]
+                and not any(changes.entries(w, name, "config", f"{key}:"))]
         if not keys:
             return
         name, key = _pick(rng, keys)
@@ -112,14 +102,13 @@ def rotation(w: World, rng: Stream, when: float) -> Callable[[], None]:
     consumers = ("web_server", "worker")
     if database:
         old = str(w.services["web_server"].config.get("env.CREDENTIALS_VERSION", "v1"))
-        new = f"v{int(old.lstrip('v')) + 1}"
+        new = changes.next_secret(old)
         for name in consumers:  # before any fault reads them: a rotation a fault makes starts from here
             if w.services[name].config.get("env.CREDENTIALS_VERSION") == old:
                 w.services[name].config["env.CREDENTIALS_VERSION"] = new
     else:
         old = str(w.services["cache"].config["auth_secret"])
-        head, _, ver = old.rpartition("-v")
-        new = f"{head}-v{int(ver) + 1}"
+        new = changes.next_secret(old)
         w.services["cache"].config["auth_secret"] = new
         w.services["web_server"].config["cache_auth_secret"] = new
 

@@ -11,8 +11,8 @@ benign_warnings             harmless warnings: kernel perf/timer notices, an HPA
                             (benign warning *log lines* are also always present: telemetry/logs.py CHATTER)
 batch_cpu_spike             a nightly batch job spikes a node's CPU for a few minutes (``top`` shows it)
 benign_config_change        a harmless config edit: during the incident on a key no fault uses, or in the
-                            history (hours or days ago) on any numeric or boolean key of any service, or
-                            a sysctl of any node (a red herring for config diffing)
+                            history (hours or days ago) on any key of any service or a sysctl of any
+                            node, ending at today's value (a red herring for config diffing)
 benign_deploy               a healthy release shipped earlier today, rolled out like any release
 benign_rotation             a credential rotation that reached every consumer (database password or
                             cache secret, synced by the deploy bot)
@@ -139,8 +139,7 @@ _BENIGN_EDITS = (  # (service, key, edit, may happen live during the incident)
 def _after_history(w: World, when: float, service: str, kind: str, prefix: str = "") -> float:
     """``when``, moved after the newest earlier entry of the same service and kind (and detail prefix),
     so a history read in time order tells one consistent story (60 -> 75 before 75 -> 90)."""
-    last = max((c.at for c in w.changes if c.service == service and c.kind == kind and c.detail.startswith(prefix)),
-               default=None)
+    last = max((c.at for c in changes.entries(w, service, kind, prefix)), default=None)
     if last is None or when > last:
         return when
     return last + (w.now - 60.0 - last) / 2.0

@@ -16,6 +16,7 @@ phrase, version step or event separates a fault's changes from harmless ones.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
 from srezero.sim.components import Change, Event
@@ -67,12 +68,23 @@ def next_version(w: World, service: str, version: str) -> str:
     return f"v{major}.{minor}.{patch + 1 + stable_int(w.spec.id, w.seed, service, version) % 3 // 2}"
 
 
+def next_secret(version: str) -> str:
+    """The secret version after ``version`` (``v7`` -> ``v8``, ``cache-auth-v2`` -> ``cache-auth-v3``)."""
+    head, _, number = version.rpartition("v")
+    return f"{head}v{int(number) + 1}"
+
+
 def migration_id(w: World) -> str:
     """The next schema migration's number (``041``): one sequence for everyone who migrates."""
     if w.migration_seq == 0:
         w.migration_seq = 40 + stable_int(w.spec.id, w.seed, "migrations") % 50
     w.migration_seq += 1
     return f"{w.migration_seq:03d}"
+
+
+def entries(w: World, service: str, kind: str, prefix: str = "") -> Iterator[Change]:
+    """The history's entries for one service and kind whose detail starts with ``prefix`` (a key)."""
+    return (c for c in w.changes if c.service == service and c.kind == kind and c.detail.startswith(prefix))
 
 
 def record(w: World, at: float, service: str, kind: str, detail: str, author: str, noise: bool = False) -> None:

@@ -15,6 +15,17 @@ if TYPE_CHECKING:
     from srezero.sim.world import World
 
 
+#: The kernel settings the model reads, as ``sysctl`` names them (``set_sysctl`` takes these).
+SYSCTLS = ("fs.file-max", "net.netfilter.nf_conntrack_max", "net.ipv4.ip_local_port_range", "net.ipv4.tcp_tw_reuse")
+
+
+def sysctl_value(n: Node, key: str) -> str:
+    """A node's kernel setting as ``sysctl -n`` prints it."""
+    return {"fs.file-max": str(n.fd_max), "net.netfilter.nf_conntrack_max": str(n.conntrack_max),
+            "net.ipv4.tcp_tw_reuse": str(int(n.tw_reuse)),
+            "net.ipv4.ip_local_port_range": f"{n.port_lo} {n.port_lo + n.ephemeral_ports - 1}"}[key]
+
+
 def update_nodes(w: World, vals) -> None:
     """Sum what each node's replicas use, let the kernel react, grow disks, record node metrics."""
     for node in w.topo.nodes:

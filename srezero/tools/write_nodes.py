@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 from pydantic import Field
 
+from srezero.sim.nodes import sysctl_value
 from srezero.tools.read import _node
 from srezero.tools.registry import ToolError, ToolOutput, tool
 
@@ -88,16 +89,10 @@ def set_sysctl(ctx: ToolContext,
     n = _node(ctx, node)
     if not n.up:
         raise ToolError(f"ssh: connect to host {node} port 22: No route to host")
-    old = _sysctl_value(n, key)
+    old = sysctl_value(n, key)
     new = _apply_sysctl(n, key, value)
     w.change("node", "sysctl", f"{node}: {key}: {old} -> {new}", AGENT)
     return ToolOutput(f"{node}: {key} = {new} (was {old})")
-
-
-def _sysctl_value(n: Node, key: str) -> str:
-    return {"fs.file-max": str(n.fd_max), "net.netfilter.nf_conntrack_max": str(n.conntrack_max),
-            "net.ipv4.tcp_tw_reuse": str(int(n.tw_reuse)),
-            "net.ipv4.ip_local_port_range": f"{n.port_lo} {n.port_lo + n.ephemeral_ports - 1}"}[key]
 
 
 @tool("write", 15, target_arg="node")
