@@ -36,6 +36,7 @@ from typing import Any
 
 from srezero.backend import SimBackend
 from srezero.faults.base import Fault, RootCause
+from srezero.faults.noise import FALSE_ALARMS
 from srezero.scoring import collateral as coll
 from srezero.scoring import diagnosis as diag
 from srezero.scoring import marks as mk
@@ -345,14 +346,19 @@ class Episode:
         wrong = sum(1 for x in st.writes if not x.addresses_root_cause)
         return mk.penalties(wrong, len(self.world.destroyed), st.invalid, False)
 
+    def _control_metrics(self) -> tuple[tuple[str, str], ...]:
+        """What shows a control task's page was noise: the metrics its false-alarm item declares, else
+        the edge's error rate and p99."""
+        extra = self.spec.noise.extra
+        declared = tuple(m for name, metrics in FALSE_ALARMS.items() if extra.get(name) for m in metrics)
+        return declared or FALSE_ALARMS["false_alarm_blip"]
+
     def _control_reads(self) -> list[tuple[str, dict[str, Any]]]:
-        return [("query_metrics", {"target": "load_balancer", "metric": "error_rate"}),
-                ("query_metrics", {"target": "load_balancer", "metric": "latency_p99_ms"})]
+        return [("query_metrics", {"target": target, "metric": metric}) for target, metric in self._control_metrics()]
 
     def _control_signals(self) -> list[tuple[str, str, dict[str, Any], str]]:
-        return [("get_alerts", "*", {}, ""),
-                ("query_metrics", "load_balancer", {"metric": "error_rate"}, ""),
-                ("query_metrics", "load_balancer", {"metric": "latency_p99_ms"}, "")]
+        return [("get_alerts", "*", {}, "")] + [("query_metrics", target, {"metric": metric}, "")
+                                               for target, metric in self._control_metrics()]
 
     def _score_diagnosis(self) -> dict[str, Any]:
         w = self.world

@@ -216,14 +216,19 @@ def test_briefing_is_opaque(task_ids) -> None:
 
 
 def test_shaped_rewards_do_not_announce_a_control_task() -> None:
-    """The generic first reads (alerts, the edge error rate and p99) are a control task's evidence;
-    paying for them at once would say "nothing is broken" on step one. They pay at the end, and the
-    rewards still sum to marks / 100."""
+    """A control task's evidence is generic first reads (alerts, edge and tier metrics); paying for them
+    at once would say "nothing is broken" on step one. They pay at the end, and the rewards still sum
+    to marks / 100."""
+    from srezero.faults.noise import FALSE_ALARMS
+
     controls = [t.id for t in srezero.list_tasks() if srezero.get_task(t.id).ground_truth.no_fault]
-    assert controls
-    first_reads = ["get_alerts()", 'query_metrics(target="load_balancer", metric="error_rate")',
-                   'query_metrics(target="load_balancer", metric="latency_p99_ms")', "get_topology()"]
+    assert len(controls) >= 2
     for task in controls:
+        extra = srezero.get_task(task).noise.extra
+        evidence = [f'query_metrics(target="{e}", metric="{m}")'
+                    for name, reads in FALSE_ALARMS.items() if extra.get(name) for e, m in reads]
+        assert evidence, task
+        first_reads = ["get_alerts()", *evidence, "get_topology()"]
         env = srezero.make(task, 0)
         env.reset()
         rewards = [env.step(a)[1] for a in first_reads]

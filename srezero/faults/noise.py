@@ -21,11 +21,13 @@ benign_slot                 a replication slot made for a backup run and dropped
 unrelated_alert             a NodeCPUHigh alert on a node serving nothing critical; it resolves itself
 boot_dmesg                  the boot messages at the top of every node's kernel log
 false_alarm_blip            distractor only: a burst of edge latency that pages and clears itself
+false_alarm_link            distractor only: a web node's link flaps for a few minutes, pages, then settles
 ==========================  ======================================================================
 
-``false_alarm_blip`` is the one item that breaches latency on purpose, for about two minutes before
-the page of a control task; it is never part of a profile, and the system is healthy again long
-before any verification window.
+The ``false_alarm_*`` items are the only ones that breach on purpose, for a few minutes before the
+page of a control task; they are never part of a profile, and the system is healthy again long
+before any verification window. :data:`FALSE_ALARMS` names, for each, the reads that show the page
+was noise (a control task's evidence, and what the oracle reads).
 
 Two guarantees (tests/faults/test_noise.py): noise never breaches an SLO on its own, and it never
 changes the ground truth. Each noise type draws from its own random stream (so noise never shifts a
@@ -64,6 +66,12 @@ NOISE: dict[str, Callable[[World, float], None]] = {}
 #: happens harmlessly. Its items change only the history, never the dynamics, so "quiet" has them too.
 _HISTORY = {"benign_config_change": 2, "benign_deploy": 1, "boot_dmesg": 1, "benign_rotation": 1,
             "benign_migration": 1, "benign_slot": 1}
+#: For each noise item that pages on purpose, the metrics (entity, metric) that show it was noise: the
+#: evidence of a control task that uses it, and the oracle's reads there.
+FALSE_ALARMS: dict[str, tuple[tuple[str, str], ...]] = {
+    "false_alarm_blip": (("load_balancer", "error_rate"), ("load_balancer", "latency_p99_ms")),
+    "false_alarm_link": (("load_balancer", "error_rate"), ("web_server", "error_rate")),
+}
 PROFILES: dict[str, dict[str, int]] = {
     "quiet": dict(_HISTORY),
     "default": {**_HISTORY, "benign_config_change": 3, "transient_restart": 1, "latency_blip": 1,
@@ -305,6 +313,30 @@ def false_alarm_blip(w: World, k: float) -> None:
         w.state.db_lock_ms += extra
         yield w.env.timeout(TICK_S * 5)
         w.state.db_lock_ms = max(0.0, w.state.db_lock_ms - extra)
+
+    _live(w, delay, gen)
+
+
+@noise("false_alarm_link")
+def false_alarm_link(w: World, k: float) -> None:
+    """A switch's firmware upgrade flaps the network link of one web node for two to four minutes:
+    requests through it fail, the edge pages, then the link settles by itself. Its loss varies by seed,
+    so the page's value is in the range real incidents page at."""
+    delay = 30.0 + k * 400.0
+    rng = _rng(w)
+    node = rng.choice(sorted((n for n in w.topo.nodes if any(r.service.name == "web_server" for r in n.replicas)),
+                             key=lambda n: n.name))
+    loss = float(rng.uniform(0.05, 0.3))
+    flaps = int(rng.integers(4, 8))  # one every 30 s
+
+    def gen() -> Generator[Any, Any, None]:
+        was = node.nic_flapping, node.nic_loss
+        node.nic_flapping, node.nic_loss = True, max(node.nic_loss, loss)
+        for _ in range(flaps):
+            w.dmesg(node, "mlx5_core 0000:3b:00.0 eth0: Link is Down")
+            w.dmesg(node, "mlx5_core 0000:3b:00.0 eth0: Link is Up - 25Gbps/Full - flow control off")
+            yield w.env.timeout(TICK_S)
+        node.nic_flapping, node.nic_loss = was
 
     _live(w, delay, gen)
 

@@ -49,7 +49,10 @@ def is_misleading(spec: TaskSpec) -> bool:
 
 
 def is_control(spec: TaskSpec) -> bool:
-    return spec.ground_truth.no_fault and spec.noise.extra.get("false_alarm_blip", 0) > 0
+    """No fault, and a noise item that pages on purpose (srezero.faults.noise.FALSE_ALARMS)."""
+    from srezero.faults.noise import FALSE_ALARMS
+
+    return spec.ground_truth.no_fault and any(spec.noise.extra.get(name, 0) > 0 for name in FALSE_ALARMS)
 
 
 def complexity_terms(spec: TaskSpec) -> list[tuple[str, int]]:

@@ -6,7 +6,7 @@ import pytest
 
 import srezero
 from srezero.faults.base import load_all
-from srezero.faults.noise import NOISE, PROFILES
+from srezero.faults.noise import FALSE_ALARMS, NOISE, PROFILES
 from srezero.scoring.mitigation import verify
 from srezero.sim.world import World
 from srezero.task.spec import AlertSpec, BudgetSpec, FaultSpec, GroundTruthSpec, NoiseSpec, TaskSpec
@@ -46,7 +46,7 @@ def test_profiles_never_breach_an_slo(profile: str) -> None:
         assert judged["slo_ok"] and judged["mitigated"], (profile, seed, judged["reasons"])
 
 
-@pytest.mark.parametrize("name", sorted(n for n in NOISE if n != "false_alarm_blip"))
+@pytest.mark.parametrize("name", sorted(n for n in NOISE if n not in FALSE_ALARMS))
 def test_each_noise_item_alone_never_breaches_an_slo(name: str) -> None:
     for seed in range(4):
         spec = control("quiet", {name: 3})
@@ -55,19 +55,33 @@ def test_each_noise_item_alone_never_breaches_an_slo(name: str) -> None:
         assert worst_slo(w, spec) == {}, (name, seed)
 
 
-def test_false_alarm_spikes_then_clears_itself() -> None:
-    """The one distractor meant to page (never part of a profile): a latency spike of a few minutes,
-    then a healthy verification window without anyone doing anything."""
-    spec = control("quiet", {"false_alarm_blip": 1})
-    p99 = ("load_balancer", "latency_p99_ms")
+@pytest.mark.parametrize(("name", "alert", "metric", "floor"), [
+    ("false_alarm_blip", "DatabaseLatencyHigh", ("load_balancer", "latency_p99_ms"), 300.0),
+    ("false_alarm_link", "HighErrorRate", ("load_balancer", "error_rate"), 0.05),
+])
+def test_false_alarm_spikes_then_clears_itself(name: str, alert: str, metric: tuple[str, str], floor: float) -> None:
+    """The distractors meant to page (never part of a profile): a breach of a few minutes that fires
+    the alert real faults page with, then a healthy verification window without anyone doing anything."""
+    spec = control("quiet", {name: 1})
     for seed in range(4):
         w = World.build(spec, seed)
         w.advance(600.0)
-        spike = float(w.buf[w.row_of[p99], w.history_cols : w.col + 1].max())
-        assert spike > 300.0, (seed, spike)
-        assert any(a.name == "DatabaseLatencyHigh" for a in w.alerts.history), seed
+        spike = float(w.buf[w.row_of[metric], w.history_cols : w.col + 1].max())
+        assert spike > floor, (seed, spike)
+        assert float(w.buf[w.row_of[metric], w.col]) < floor, seed  # over by itself
+        assert any(a.name == alert for a in w.alerts.history), seed
         judged = verify(w, [])
         assert judged["slo_ok"], (seed, judged["reasons"])
+
+
+def test_every_false_alarm_declares_its_evidence() -> None:
+    """A control task's evidence is what its false alarm declares: metrics that exist."""
+    from srezero.sim import metrics as M
+
+    for name, reads in FALSE_ALARMS.items():
+        assert name in NOISE and name not in {n for p in PROFILES.values() for n in p}, name
+        for entity, metric in reads:
+            assert metric in M.metric_names(entity), (name, entity, metric)
 
 
 def _with_profile(spec: TaskSpec, profile: str) -> TaskSpec:
