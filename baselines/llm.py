@@ -8,7 +8,7 @@
 
 Options: ``model`` (required), ``base_url`` (default: the SDK's), ``api_key_env`` (the name of the
 environment variable holding the API key; see :meth:`_LLMAgent.api_key` for which key goes where),
-``temperature`` and ``seed`` (default: the episode seed) passed through, ``reasoning_model`` (send
+``temperature`` and ``seed`` (default: the seed the agent is handed, derived from the episode seed) passed through, ``reasoning_model`` (send
 ``max_completion_tokens`` and no temperature; default: by model name, see :func:`is_reasoning_model`),
 ``price_table`` (a JSON or TOML file, or ``SREZERO_PRICE_TABLE``; see docs/baselines.md),
 ``extra_body`` (more request-body fields for the endpoint, a dict or JSON object text, e.g.

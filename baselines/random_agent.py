@@ -7,6 +7,7 @@ from typing import Any
 import numpy as np
 
 from srezero.episode import Briefing, Observation
+from srezero.sim.rng import stable_int
 
 SERVICES = ("load_balancer", "web_server", "cache", "database", "message_queue", "worker")
 METRICS = ("error_rate", "latency_p99_ms", "request_rate", "cpu_cores", "memory_mb", "queue_depth")
@@ -24,7 +25,8 @@ class RandomAgent:
         return {"resolve_p": self.resolve_p}
 
     def reset(self, task_info: Briefing, seed: int, tool_specs: list[dict[str, Any]]) -> None:
-        self.rng = np.random.default_rng(seed + 7_777)
+        # the episode id too: one seed would otherwise play the same moves on every task
+        self.rng = np.random.default_rng([seed, stable_int(task_info.episode_id)])
         self.tools = [t["name"] for t in tool_specs]
         self.names: list[str] = list(SERVICES)
 

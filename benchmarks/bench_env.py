@@ -61,6 +61,7 @@ def tick_us(task_ids: list[str], n: int = 1000) -> float:
 def bench_agent(agent_name: str, task_ids: list[str], seeds: range) -> dict[str, float]:
     import srezero
     from srezero.agents import registry
+    from srezero.agents.protocol import agent_seed
 
     step_t = finish_t = reset_t = 0.0
     steps = episodes = 0
@@ -72,7 +73,7 @@ def bench_agent(agent_name: str, task_ids: list[str], seeds: range) -> dict[str,
             obs, _ = env.reset(seed=seed)
             reset_t += time.perf_counter() - t
             agent = registry.create(agent_name)
-            agent.reset(env.briefing, seed, env.tool_specs())
+            agent.reset(env.briefing, agent_seed(seed), env.tool_specs())
             if getattr(agent, "wants_ground_truth", False):
                 agent.bind_oracle(env.oracle_plan())
             done = False

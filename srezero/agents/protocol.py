@@ -5,6 +5,11 @@ An agent is a class whose instances have::
     reset(briefing: Briefing, seed: int, tool_specs: list[dict]) -> None
     act(observation: Observation) -> action   # text call, dict, Action or kubectl string
 
+``seed`` is for the agent's own randomness (sampling, an LLM's ``seed``): :func:`agent_seed` of the
+episode's seed, never the episode's seed itself. An agent handed the world's seed could rebuild the
+world with the public simulator and read its ground truth; derived, it says nothing about a world
+whose seed the evaluator keeps private (``srezero sweep --seed-start``).
+
 The runner calls both positionally, so the parameter names are the agent's own. ``reset`` comes
 once per episode, before the first ``act``; the first observation is the page. The briefing is an
 opaque episode id, the page and the budgets (:class:`~srezero.episode.Briefing`). ``tool_specs`` is
@@ -33,6 +38,12 @@ from __future__ import annotations
 from typing import Any, Protocol, runtime_checkable
 
 from srezero.episode import Briefing, Observation
+from srezero.sim.rng import stable_int
+
+
+def agent_seed(seed: int) -> int:
+    """The seed an agent receives for an episode seed: a 31-bit hash of it (APIs take int32 seeds)."""
+    return stable_int("agent", seed) % 2**31
 
 
 class ProviderError(RuntimeError):

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from srezero.agents.protocol import ProviderError, StopEpisode
+from srezero.agents.protocol import ProviderError, StopEpisode, agent_seed
 from srezero.episode import Episode
 
 
@@ -41,7 +41,7 @@ def run_episode(env: Episode, agent: Any, seed: int, max_steps: int | None = Non
     try:
         obs, _ = env.reset(seed=seed)
         stage = "agent"
-        agent.reset(env.briefing, seed, env.tool_specs())
+        agent.reset(env.briefing, agent_seed(seed), env.tool_specs())  # never the world's seed
         if getattr(agent, "wants_ground_truth", False):
             agent.bind_oracle(env.oracle_plan())
         limit = max_steps if max_steps is not None else env.spec.budget.steps + 5

@@ -16,6 +16,7 @@ import pytest
 from click.testing import CliRunner
 
 from srezero.agents import registry
+from srezero.agents.protocol import agent_seed
 from srezero.cli import cli
 from srezero.sweep import runner
 
@@ -23,6 +24,9 @@ ROOT = Path(__file__).resolve().parents[2]
 EXAMPLES = ROOT / "docs" / "examples"
 
 AGENTS = '''
+from srezero.agents.protocol import agent_seed
+
+
 class WithArgs:
     def __init__(self, threshold, name="x"):
         self.threshold, self.name = threshold, name
@@ -47,7 +51,7 @@ class FailsOn:
         self.seed = seed
 
     def act(self, observation):
-        if self.seed == self.fail_seed:
+        if self.seed == agent_seed(self.fail_seed):  # agents are handed a hash of the episode seed
             raise LookupError("agent bug on seed %d" % self.seed)
         return "resolve()"
 
@@ -244,7 +248,7 @@ def test_a_sweep_with_agent_errors_prints_a_run_command_that_shows_the_traceback
     words = shlex.split(m.group(1))
     assert words[:2] == ["srezero", "run"] and "--seed" in words and words[words.index("--seed") + 1] == "2"
     rerun = CliRunner().invoke(cli, words[1:])
-    assert isinstance(rerun.exception, LookupError) and "agent bug on seed 2" in str(rerun.exception)
+    assert isinstance(rerun.exception, LookupError) and f"agent bug on seed {agent_seed(2)}" in str(rerun.exception)
 
 
 def test_the_traceback_command_prefers_agent_errors_and_round_trips_options() -> None:

@@ -12,7 +12,7 @@ import pytest
 import srezero
 from baselines import llm
 from srezero.agents import registry
-from srezero.agents.protocol import ProviderError
+from srezero.agents.protocol import ProviderError, agent_seed
 from srezero.agents.runner import run_episode
 from srezero.sweep import runner
 
@@ -78,7 +78,7 @@ def test_prompt_agent_parses_text_calls(fake_openai):
     tools = [t["tool"] for t in rec["trajectory"]]
     assert tools == ["get_alerts", "search_logs", None, None, None, "resolve"]
     assert rec["usage"]["malformed"] == 3 and rec["result"]["invalid_actions"] == 3
-    assert fake_openai.requests[0]["seed"] == 1  # the episode seed when none is fixed
+    assert fake_openai.requests[0]["seed"] == agent_seed(1)  # the seed it is handed when none is fixed
     assert "tools" not in fake_openai.requests[0]
     assert "submit_diagnosis(" in fake_openai.requests[0]["messages"][0]["content"]
 
