@@ -497,7 +497,7 @@ class ReActAgent(_LLMAgent):
         from srezero.tools.registry import openai_tools
 
         self._start(seed)
-        self.tools = openai_tools()
+        self.tools = openai_tools(tool_specs)  # what this episode offers (a live cluster serves fewer)
         self.messages: list[dict[str, Any]] = [
             {"role": "system", "content": SYSTEM},
             {"role": "user", "content": f"PAGE: {task_info.page}\nBudget: {task_info.step_budget} steps, "

@@ -245,8 +245,11 @@ def tool_specs() -> list[dict[str, Any]]:
     return [t.public() for t in load_tools().values()]
 
 
-def openai_tools() -> list[dict[str, Any]]:
-    """The tools in OpenAI's function-calling format."""
-    return [{"type": "function", "function": {"name": t.name, "description": t.description,
-                                              "parameters": t.fresh_schema()}}
-            for t in load_tools().values()]
+def openai_tools(specs: list[dict[str, Any]] | None = None) -> list[dict[str, Any]]:
+    """Tools in OpenAI's function-calling format: ``specs`` (as an agent is handed them: a live backend
+    offers only the tools it serves, in its own words), or every simulator tool."""
+    if specs is None:
+        specs = [t.public() for t in load_tools().values()]
+    return [{"type": "function", "function": {"name": s["name"], "description": s["description"],
+                                              "parameters": orjson.loads(orjson.dumps(s["parameters"]))}}
+            for s in specs]

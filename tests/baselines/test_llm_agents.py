@@ -125,6 +125,21 @@ def test_non_retryable_status_and_refused_connection(fake_openai):
     assert rec["status"] == "provider_error" and "APIConnectionError" in rec["error"]
 
 
+def test_react_offers_the_model_only_the_tools_it_is_handed(fake_openai):
+    """A live backend serves fewer tools, in its own words: the model must not be offered the others."""
+    specs = [s for s in srezero.tool_specs() if s["name"] in ("get_alerts", "restart", "submit_diagnosis", "resolve")]
+    specs[1] = {**specs[1], "description": "kubectl rollout restart of a deployment"}
+    fake_openai.script = [{"tool_calls": [("get_alerts", "{}")]}]
+    agent = registry.create("llm-react", model="m", base_url=fake_openai.base_url, **FAST)
+    env = srezero.make("inc-001", 0)
+    obs, _ = env.reset()
+    agent.reset(env.briefing, 0, specs)
+    assert agent.act(obs)["name"] == "get_alerts"
+    offered = fake_openai.requests[0]["tools"]
+    assert [t["function"]["name"] for t in offered] == [s["name"] for s in specs]
+    assert offered[1]["function"]["description"] == "kubectl rollout restart of a deployment"
+
+
 def test_sweep_with_llm_agent_keeps_going_and_separates_provider_errors(fake_openai, tmp_path):
     fake_openai.script = [{"status": 500}] * 2  # the first episode exhausts its retries
     specs = {"inc-001": srezero.get_task("inc-001")}
