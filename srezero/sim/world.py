@@ -34,7 +34,8 @@ if TYPE_CHECKING:
     from srezero.faults.base import Fault
     from srezero.task.spec import TaskSpec
 
-HISTORY_S = 1800.0
+HISTORY_S = 1800.0  # the shortest healthy history before the incident ...
+HISTORY_SPREAD_TICKS = 120  # ... plus a seeded 0-60 min: the onset sits at no fixed time after the data starts
 SPARE_REPLICAS = 24
 EPOCH = dt.datetime(2026, 3, 2, 8, 0, tzinfo=dt.UTC)
 
@@ -97,10 +98,13 @@ class World:
         self.faults: list[Fault] = []
         # series buffer
         self._layout()
-        n_cols = int((HISTORY_S + spec.budget.max_onset_s + spec.budget.time_s + spec.verify_window_s) / TICK_S) + 40
+        # A fixed history length would put the onset at a fixed time after the first data point, which
+        # any long enough query shows: the fault's change would be the one stamped at that offset.
+        history_s = HISTORY_S + TICK_S * (stable_int(tid, seed, "history") % (HISTORY_SPREAD_TICKS + 1))
+        n_cols = int((history_s + spec.budget.max_onset_s + spec.budget.time_s + spec.verify_window_s) / TICK_S) + 40
         self.buf = np.zeros((self.n_rows, n_cols), dtype=np.float64)
         self.vals = array("d", bytes(8 * self.n_rows))  # one column, filled by the tick model
-        self.history_cols = int(HISTORY_S / TICK_S)
+        self.history_cols = int(history_s / TICK_S)
         self.col = self.history_cols - 1
         tn = self.rng_world.normal(0.0, 0.025, size=n_cols)
         self.traffic_noise = (1.0 + np.clip(tn, -0.08, 0.08)).tolist()

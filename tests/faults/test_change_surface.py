@@ -125,3 +125,24 @@ def test_kernel_noise_also_speaks_during_the_incident() -> None:
         w.advance(1500.0)
         spoke += any(t > onset for lines in w.dmesg_lines.values() for t, _ in lines)
     assert spoke >= 5
+
+
+@pytest.mark.parametrize("task", ["inc-001", "inc-011", "inc-044"])
+def test_the_first_data_point_does_not_place_the_onset(task: str) -> None:
+    """The onset sits at a fixed simulated time after the world starts, and the longest metrics query
+    reaches back to that start: with a fixed history, "the change stamped N seconds after the first data
+    point" was the fault's (and "the page N seconds after it" a control's). The history's length varies
+    by seed, so the gap between the first data point and the page does too, by up to an hour."""
+    import datetime as dt
+
+    gaps = []
+    for seed in range(10):
+        env = srezero.make(task, seed)
+        obs, _ = env.reset()
+        paged = dt.datetime.fromisoformat(obs.text.split(" ", 2)[1].rstrip(":").replace("Z", "+00:00"))
+        out, *_ = env.step({"tool": "query_metrics", "args": {"target": "load_balancer", "metric": "error_rate",
+                                                                "window_s": 7200}})
+        start = dt.datetime.fromisoformat(out.data["start"].replace("Z", "+00:00"))
+        gaps.append((paged - start).total_seconds())
+    assert len(set(gaps)) >= 8, gaps
+    assert max(gaps) - min(gaps) >= 1800, gaps
