@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 from srezero.faults.base import FaultMeta, Param, Remedy, Signal, register
 from srezero.faults.kernel import NodeFault, drain_wait
 from srezero.sim.clock import TICK_S
+from srezero.sim.nodes import log_link_flap
 
 if TYPE_CHECKING:
     from srezero.sim.components import Node
@@ -111,8 +112,7 @@ class NicFlapping(HardwareFault):
     def evolve(self, w: World) -> Generator[Any, Any, None]:
         n = self.node
         while True:
-            w.dmesg(n, "mlx5_core 0000:3b:00.0 eth0: Link is Down")
-            w.dmesg(n, "mlx5_core 0000:3b:00.0 eth0: Link is Up - 25Gbps/Full - flow control off")
+            log_link_flap(w, n)
             yield w.env.timeout(self.params["flap_every_s"])
 
     def detail(self, w: World) -> str:

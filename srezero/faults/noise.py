@@ -51,6 +51,7 @@ from srezero.faults import history
 from srezero.sim import changes
 from srezero.sim.clock import TICK_S
 from srezero.sim.components import Daemon, Deploy, Event
+from srezero.sim.nodes import log_link_flap
 from srezero.sim.rng import Stream, stream
 from srezero.sim.topology import AUTHORS
 
@@ -333,8 +334,7 @@ def false_alarm_link(w: World, k: float) -> None:
         was = node.nic_flapping, node.nic_loss
         node.nic_flapping, node.nic_loss = True, max(node.nic_loss, loss)
         for _ in range(flaps):
-            w.dmesg(node, "mlx5_core 0000:3b:00.0 eth0: Link is Down")
-            w.dmesg(node, "mlx5_core 0000:3b:00.0 eth0: Link is Up - 25Gbps/Full - flow control off")
+            log_link_flap(w, node)
             yield w.env.timeout(TICK_S)
         node.nic_flapping, node.nic_loss = was
 

@@ -26,6 +26,13 @@ def sysctl_value(n: Node, key: str) -> str:
             "net.ipv4.ip_local_port_range": f"{n.port_lo} {n.port_lo + n.ephemeral_ports - 1}"}[key]
 
 
+def log_link_flap(w: World, n: Node) -> None:
+    """What the NIC driver prints when the link goes down and comes back: one wording, whether a failing
+    NIC (a fault) or a switch upgrade (noise) flaps it, so the kernel log alone never tells them apart."""
+    w.dmesg(n, "mlx5_core 0000:3b:00.0 eth0: Link is Down")
+    w.dmesg(n, "mlx5_core 0000:3b:00.0 eth0: Link is Up - 25Gbps/Full - flow control off")
+
+
 def update_nodes(w: World, vals) -> None:
     """Sum what each node's replicas use, let the kernel react, grow disks, record node metrics."""
     for node in w.topo.nodes:

@@ -249,7 +249,7 @@ def openai_tools(specs: list[dict[str, Any]] | None = None) -> list[dict[str, An
     """Tools in OpenAI's function-calling format: ``specs`` (as an agent is handed them: a live backend
     offers only the tools it serves, in its own words), or every simulator tool."""
     if specs is None:
-        specs = [t.public() for t in load_tools().values()]
+        specs = tool_specs()
     return [{"type": "function", "function": {"name": s["name"], "description": s["description"],
                                               "parameters": orjson.loads(orjson.dumps(s["parameters"]))}}
             for s in specs]
