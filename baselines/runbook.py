@@ -251,8 +251,8 @@ def _follow(service: str) -> Handler:
 
 def _db_refused(agent: RunbookAgent, svc: str, replica: str, m: re.Match[str]) -> Script:
     host = m.group(1)
-    if host != "database:5432":
-        value = yield from agent.revert("web_server", "db_host", "database:5432")
+    value = yield from agent.revert("web_server", "db_host", host)
+    if value != host:  # the history shows db_host was changed: the address itself is the suspect
         return Finding("web_server.db_host", "misconfiguration", f"db_host points at {host}",
                        [call("set_config", service="web_server", key="db_host", value=value)])
     primary = agent.view.db_primary() or {}
@@ -329,9 +329,9 @@ SIGNATURES: tuple[Signature, ...] = tuple(Signature(n, re.compile(p), h) for n, 
     ("lock_wait", r"lock timeout|waiting for ShareLock", _diagnose_only("database", "code_defect", "lock contention")),
     ("slow_query", r"statement: SELECT .*? FROM (\w+)(?: WHERE (\w+) = )?", _slow_query),
     ("lb_health_check", r"health check GET (\S+) on upstream .* failed: HTTP 404",
-     _revert_key("load_balancer", "health_check_path", "misconfiguration", "health checks of {0} get 404", "/healthz")),
+     _revert_key("load_balancer", "health_check_path", "misconfiguration", "health checks of {0} get 404", None)),
     ("queue_refused", r"queue: publish to (\S+) failed",
-     _revert_key("web_server", "queue_host", "misconfiguration", "publishing to {0} fails", "message_queue:5672")),
+     _revert_key("web_server", "queue_host", "misconfiguration", "publishing to {0} fails", None)),
     ("dlq_full", r"jobs\.dlq.* (?:is full|reached max-length)",
      _revert_key("message_queue", "dlq_max_messages", "misconfiguration", "the dead-letter queue is full", None)),
     ("db_refused", r"connection to (\S+) failed: Connection refused", _db_refused),

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 from srezero.faults.base import FaultMeta, Param, Remedy, Signal, register
 from srezero.faults.common import CFG, CHANGE, TunedConfig, baseline, esc, healthy_db_lat, live
 from srezero.faults.envelopes import healthy
+from srezero.sim.config import ENDPOINTS
 
 if TYPE_CHECKING:
     from srezero.sim.world import World
@@ -147,14 +148,23 @@ class BadWorkerCount(TunedConfig):
         return max(1, min(7, int(self._busy(w) * 0.9))), 4096
 
 
-_HOSTS = {"db_host": ("database:5433", "db:5432", "connection to .* failed"),
-          "cache_host": ("cache:6380", "redis:6379", "falling back to database"),
-          "queue_host": ("message-queue:5672", "mq:5672", "publish to .* failed")}
+#: config key -> (dependency, the log line of a failing call)
+_HOSTS = {"db_host": ("database", "connection to .* failed"),
+          "cache_host": ("cache", "falling back to database"),
+          "queue_host": ("message_queue", "publish to .* failed")}
+
+
+def _elsewhere(w: World, dependency: str, offset: int) -> str:
+    """An address this dependency has in other worlds but not in this one (a copied endpoint)."""
+    pool = ENDPOINTS[dependency]
+    own = pool.index(w.topo.conventions.endpoints[dependency])
+    return pool[(own + offset) % len(pool)]
 
 
 @register
 class BadHost(TunedConfig):
-    """A dependency address typo (wrong port, wrong service name): every call to it fails."""
+    """A dependency address that points nowhere in this environment (an endpoint copied from another
+    environment, a migration's new name set too early, a wrong port): every call to it fails."""
 
     meta = FaultMeta(
         name="bad_host", layer="application", category="misconfiguration", targets=("service:web_server",),
@@ -162,18 +172,18 @@ class BadHost(TunedConfig):
         params=(Param("key", str, "db_host", choices=tuple(_HOSTS), description="which dependency address"),),
         signals=(CFG, CHANGE, Signal("search_logs", "service", pattern="<symptom>",
                                     description="calls to the dependency failing")),
-        remedies=(Remedy("set_config", "the dependency's service address: database:5432, cache:6379 or "
-                         "message_queue:5672"),),
+        remedies=(Remedy("set_config", "the address the dependency really has in this environment (the value "
+                         "before the change)"),),
         wrong_fix_effects=f"{_RESTARTS}; restarting the dependency itself changes nothing",
         example="web_server", example_params=(("key", "db_host"),),
     )
     reason = "point at the new endpoint"
 
     def compute_bad(self, w: World) -> Any:
-        return _HOSTS[self.key][0]
+        return _elsewhere(w, _HOSTS[self.key][0], 1)
 
     def probes(self, w: World) -> tuple[Any, Any]:
-        return _HOSTS[self.key][1], None
+        return _elsewhere(w, _HOSTS[self.key][0], 2), None
 
     def subs(self, w: World) -> dict[str, str]:
-        return {**super().subs(w), "value": esc(repr(self.bad_value(w))), "symptom": _HOSTS[self.key][2]}
+        return {**super().subs(w), "value": esc(repr(self.bad_value(w))), "symptom": _HOSTS[self.key][1]}

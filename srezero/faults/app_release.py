@@ -152,6 +152,7 @@ class FeatureFlagBug(Declared):
         off = [f for f in cfg.FEATURE_FLAGS if not c.get(f"feature_flag.{f}")] or list(cfg.FEATURE_FLAGS)
         self.flag = off[int(w.rng_world.integers(0, len(off)))]
         self.key = f"feature_flag.{self.flag}"
+        c[self.key] = False  # every flag on already (rare): this one was off until the incident
 
     def inject(self, w: World) -> None:
         c = w.services[self.service].config

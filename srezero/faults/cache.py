@@ -165,7 +165,7 @@ class CacheHotKey(Declared):
         params=(Param("share", float, 0.9, lo=0.3, hi=1.0, description="share of cache operations on the key"),),
         signals=(Signal("inspect_cache", "any", args=(("section", "hotkeys"),), pattern=esc(HOT_KEY),
                         description="the hot key"),
-                 Signal("search_logs", "web_server", pattern="timeout reading from cache",
+                 Signal("search_logs", "web_server", pattern="cache: timeout reading from",
                         description="cache reads timing out"),
                  Signal("get_changes", "any", pattern="<version>", description="the release")),
         remedies=(Remedy("rollback", "roll web_server back to the previous release"),),

@@ -67,14 +67,14 @@ ENVELOPES: dict[tuple[str, str], Callable[[World, Any], bool]] = {
     ("web_server", "db_retries"): lambda w, v: 0 <= int(v) <= 2,
     ("web_server", "db_pool_size"): _pool_ok,
     ("web_server", "workers"): lambda w, v: 8 <= int(v) <= 256,
-    ("web_server", "db_host"): lambda w, v: v == "database:5432",
-    ("web_server", "cache_host"): lambda w, v: v == "cache:6379",
-    ("web_server", "queue_host"): lambda w, v: v == "message_queue:5672",
+    ("web_server", "db_host"): lambda w, v: v == w.state.db_addr,
+    ("web_server", "cache_host"): lambda w, v: v == w.state.cache_addr,
+    ("web_server", "queue_host"): lambda w, v: v == w.state.mq_addr,
     ("web_server", "rate_limit_rps"): _rate_limit_ok,
     ("web_server", "cpu_limit"): lambda w, v: 1.0 <= float(v) <= 8.0,
     ("web_server", "memory_limit_mb"): lambda w, v: int(v) >= 900,
     ("web_server", "max_open_files"): lambda w, v: int(v) >= 2048,
-    ("load_balancer", "health_check_path"): lambda w, v: v in ("/healthz", "/health"),
+    ("load_balancer", "health_check_path"): lambda w, v: v == w.state.health_path,
     ("load_balancer", "max_connections"): lambda w, v: 2 * w.state.base_rps * 1.5 <= int(v) <= 100_000,
     ("load_balancer", "idle_timeout_s"): lambda w, v: 30 <= int(v) <= 3600,
     ("load_balancer", "tls_cert_days_left"): lambda w, v: int(v) > 7,
@@ -92,8 +92,8 @@ ENVELOPES: dict[tuple[str, str], Callable[[World, Any], bool]] = {
     ("load_balancer", "sticky_sessions"): lambda w, v: v is False,
     ("message_queue", "dlq_max_messages"): lambda w, v: 2 * w.state.mq_dlq + 10_000 <= int(v) <= 1_000_000,
     # any URL the processes can connect with (the model's own test, so the oracle and the world agree)
-    ("web_server", "env.DATABASE_URL"): lambda w, v: not database_url_problem(v),
-    ("worker", "env.DATABASE_URL"): lambda w, v: not database_url_problem(v),
+    ("web_server", "env.DATABASE_URL"): lambda w, v: not database_url_problem(v, w.state.db_addr),
+    ("worker", "env.DATABASE_URL"): lambda w, v: not database_url_problem(v, w.state.db_addr),
 }
 
 

@@ -27,7 +27,8 @@ class BadBackendWeight(Declared):
         name="bad_backend_weight", layer="load_balancer", category="misconfiguration",
         targets=("replica:web_server",),
         description="one backend weighted far above the rest, so one replica gets most of the traffic",
-        params=(Param("weight", int, 50, lo=5, hi=1000, description="the runaway weight (others are 1)"),),
+        params=(Param("weight", int, 50, lo=5, hi=1000,
+                      description="the runaway weight, in units of the others' weight (all equal when healthy)"),),
         signals=(Signal("get_config", "load_balancer", pattern=r"backend_weight\.<rep> = <weight>\b",
                         description="the runaway weight"),
                  Signal("query_metrics", "target", args=(("metric", "request_rate"),),
@@ -43,14 +44,17 @@ class BadBackendWeight(Declared):
         self.rep = self.target.name
         self.key = f"backend_weight.{self.rep}"
 
+    def _weight(self, w: World) -> int:
+        return int(self.params["weight"]) * w.topo.conventions.weight_scale
+
     def inject(self, w: World) -> None:
         c = w.services[LB].config
         old = c.get(self.key)
-        c[self.key] = int(self.params["weight"])
-        w.change(LB, "config", f"{self.key}: {old} -> {self.params['weight']} ({changes.reason(w)})", w.author())
+        c[self.key] = self._weight(w)
+        w.change(LB, "config", f"{self.key}: {old} -> {self._weight(w)} ({changes.reason(w)})", w.author())
 
     def subs(self, w: World) -> dict[str, str]:
-        return {"rep": esc(self.rep), "weight": str(self.params["weight"])}
+        return {"rep": esc(self.rep), "weight": str(self._weight(w))}
 
     def neutralised(self, w: World) -> bool:
         c = w.services[LB].config
@@ -64,15 +68,15 @@ class BadBackendWeight(Declared):
 
     def root_cause(self, w: World) -> RootCause:
         return RootCause(entity=f"load_balancer.{self.key}", category="misconfiguration",
-                         detail=f"{self.key} = {self.params['weight']} sends most traffic to {self.rep}",
+                         detail=f"{self.key} = {self._weight(w)} sends most traffic to {self.rep}",
                          detail_tokens=("backend_weight", "weight"), aliases=(LB,), fault=self.meta.name,
                          layer=self.meta.layer)
 
     def oracle_fix(self, w: World) -> list[dict[str, Any]]:
-        return _set(self.key, 1)
+        return _set(self.key, w.topo.conventions.weight_scale)
 
     def envelope_violations(self, w: World) -> list[list[dict[str, Any]]]:
-        return [_set(self.key, 0), _set(self.key, 4)]
+        return [_set(self.key, 0), _set(self.key, 4 * w.topo.conventions.weight_scale)]
 
 
 @register
@@ -90,7 +94,8 @@ class WrongHealthCheckPath(TunedConfig):
                                     description="probes failing"),
                  Signal("query_metrics", "load_balancer", args=(("metric", "healthy_backends"),),
                         description="no healthy backends")),
-        remedies=(Remedy("set_config", "health_check_path = /healthz (what the app serves)"),),
+        remedies=(Remedy("set_config", "health_check_path = the path the web tier serves (the value before the "
+                         "change; the web servers' own logs show their probes)"),),
         wrong_fix_effects="restarting or scaling the web tier adds backends that fail the same probe",
         example="load_balancer", example_params=(("value", "/status"),),
     )
@@ -99,6 +104,13 @@ class WrongHealthCheckPath(TunedConfig):
 
     def subs(self, w: World) -> dict[str, str]:
         return {**super().subs(w), "value": esc(repr(self.bad_value(w)))}
+
+    def compute_bad(self, w: World) -> Any:
+        # the path some other app serves (another world's healthy value), never this app's own
+        wanted = self.params["value"]
+        if wanted != w.state.health_path:
+            return wanted
+        return next(p for p in self.meta.params[0].choices if p != wanted)
 
     def probes(self, w: World) -> tuple[Any, Any]:
         return "/ready", None

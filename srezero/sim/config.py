@@ -37,17 +37,25 @@ def _int(lo: int, hi: int, step: int = 1) -> Callable[[Stream], int]:
     return lambda rng: int(rng.integers(lo // step, hi // step + 1)) * step
 
 
+def _float(lo: float, hi: float, step: float) -> Callable[[Stream], float]:
+    n = round((hi - lo) / step)
+    return lambda rng: round(lo + step * int(rng.integers(0, n + 1)), 4)
+
+
+# Healthy values span a range, not a handful of round numbers: an agent that learns "the values a
+# healthy key takes" from public seeds must not be able to flag a changed key by its value alone
+# (DESIGN.md principle 5). Ranges stay inside what the model is calibrated for.
 KEYS: tuple[ConfigKey, ...] = (
     # load_balancer
     ConfigKey("load_balancer", "health_check_path", str, "HTTP path probed on each backend", _const("/healthz")),
-    ConfigKey("load_balancer", "max_connections", int, "concurrent client connections accepted", _int(4000, 8000, 500)),
-    ConfigKey("load_balancer", "idle_timeout_s", int, "seconds an idle or slow upstream connection is kept", _choice(60, 75, 90, 120)),
+    ConfigKey("load_balancer", "max_connections", int, "concurrent client connections accepted", _int(3000, 12000, 250)),
+    ConfigKey("load_balancer", "idle_timeout_s", int, "seconds an idle or slow upstream connection is kept", _int(60, 300, 15)),
     ConfigKey("load_balancer", "sticky_sessions", bool, "pin each client to one backend", _const(False)),
     ConfigKey("load_balancer", "tls_cert_days_left", int, "days until the serving certificate expires", _int(35, 80)),
     # web_server
-    ConfigKey("web_server", "workers", int, "request worker threads per replica", _choice(16, 24, 32)),
-    ConfigKey("web_server", "db_pool_size", int, "database connections per replica", _choice(10, 12, 15, 20)),
-    ConfigKey("web_server", "db_timeout_ms", int, "per-query client timeout", _choice(1500, 2000, 2500, 3000)),
+    ConfigKey("web_server", "workers", int, "request worker threads per replica", _int(16, 36, 2)),
+    ConfigKey("web_server", "db_pool_size", int, "database connections per replica", _int(10, 24)),
+    ConfigKey("web_server", "db_timeout_ms", int, "per-query client timeout", _int(1800, 3200, 100)),
     ConfigKey("web_server", "db_retries", int, "retries after a database timeout", _choice(0, 1)),
     ConfigKey("web_server", "db_host", str, "database address", _const("database:5432")),
     ConfigKey("web_server", "cache_host", str, "cache address", _const("cache:6379")),
@@ -55,35 +63,85 @@ KEYS: tuple[ConfigKey, ...] = (
               "database query (single-flight)", _const(True)),
     ConfigKey("web_server", "queue_host", str, "message broker address", _const("message_queue:5672")),
     ConfigKey("web_server", "rate_limit_rps", int, "per-replica request limit (0 = off)", _const(0)),
-    ConfigKey("web_server", "cpu_limit", float, "cgroup CPU quota per replica, in cores", _choice(2.0, 2.5, 3.0)),
-    ConfigKey("web_server", "memory_limit_mb", int, "cgroup memory limit per replica", _choice(1024, 1536, 2048)),
-    ConfigKey("web_server", "max_open_files", int, "RLIMIT_NOFILE per replica", _choice(4096, 8192, 16384)),
+    ConfigKey("web_server", "cpu_limit", float, "cgroup CPU quota per replica, in cores", _float(2.0, 3.0, 0.25)),
+    ConfigKey("web_server", "memory_limit_mb", int, "cgroup memory limit per replica", _int(1024, 2048, 128)),
+    ConfigKey("web_server", "max_open_files", int, "RLIMIT_NOFILE per replica", _int(4096, 16384, 1024)),
     ConfigKey("web_server", "log_level", str, "application log level", _choice("info", "warn")),
     ConfigKey("web_server", "cache_auth_secret", str, "secret (name-version) presented to the cache", _const("cache-auth-v2")),
     # cache
-    ConfigKey("cache", "maxmemory_mb", int, "memory limit before eviction", _choice(3072, 4096, 6144)),
-    ConfigKey("cache", "ttl_s", int, "default key time-to-live", _choice(300, 600, 900)),
+    ConfigKey("cache", "maxmemory_mb", int, "memory limit before eviction", _int(3072, 6144, 256)),
+    ConfigKey("cache", "ttl_s", int, "default key time-to-live", _int(300, 1800, 60)),
     ConfigKey("cache", "eviction_policy", str, "eviction policy", _const("allkeys-lru")),
-    ConfigKey("cache", "max_clients", int, "client connection limit", _choice(10000)),
+    ConfigKey("cache", "max_clients", int, "client connection limit", _int(10000, 50000, 5000)),
     ConfigKey("cache", "memory_limit_mb", int, "cgroup memory limit of the cache pod", _const(10240)),
     ConfigKey("cache", "auth_secret", str, "secret (name-version) the server requires (requirepass)", _const("cache-auth-v2")),
     # database
-    ConfigKey("database", "max_connections", int, "server connection limit", _choice(300, 400, 500)),
-    ConfigKey("database", "statement_timeout_ms", int, "server-side query timeout", _choice(5000, 10000, 30000)),
+    ConfigKey("database", "max_connections", int, "server connection limit", _int(300, 600, 25)),
+    ConfigKey("database", "statement_timeout_ms", int, "server-side query timeout", _int(5000, 60000, 5000)),
     ConfigKey("database", "autovacuum", bool, "reclaim dead tuples automatically", _const(True)),
-    ConfigKey("database", "shared_buffers_mb", int, "page cache", _choice(4096, 8192)),
+    ConfigKey("database", "shared_buffers_mb", int, "page cache", _int(2048, 16384, 1024)),
     ConfigKey("database", "max_standby_streaming_delay_s", int,
               "how long standby WAL replay waits for conflicting queries (-1 = forever)", _const(30)),
     # message_queue
-    ConfigKey("message_queue", "visibility_timeout_s", int, "seconds before an unacked message is redelivered", _choice(60, 120, 300)),
-    ConfigKey("message_queue", "max_inflight", int, "unacked messages per consumer", _choice(50, 100, 200)),
-    ConfigKey("message_queue", "dlq_max_messages", int, "dead-letter queue capacity", _choice(10000, 50000)),
-    ConfigKey("message_queue", "max_redeliveries", int, "attempts before a message goes to the dead-letter queue", _choice(5, 10)),
+    ConfigKey("message_queue", "visibility_timeout_s", int, "seconds before an unacked message is redelivered", _int(60, 600, 30)),
+    ConfigKey("message_queue", "max_inflight", int, "unacked messages per consumer", _int(50, 250, 10)),
+    ConfigKey("message_queue", "dlq_max_messages", int, "dead-letter queue capacity", _int(10000, 100000, 5000)),
+    ConfigKey("message_queue", "max_redeliveries", int, "attempts before a message goes to the dead-letter queue", _int(4, 10)),
     # worker
-    ConfigKey("worker", "concurrency", int, "messages processed in parallel per replica", _choice(8, 12, 16)),
-    ConfigKey("worker", "cpu_limit", float, "cgroup CPU quota per replica, in cores", _choice(1.0, 1.5, 2.0)),
-    ConfigKey("worker", "memory_limit_mb", int, "cgroup memory limit per replica", _choice(768, 1024)),
+    ConfigKey("worker", "concurrency", int, "messages processed in parallel per replica", _int(8, 16)),
+    ConfigKey("worker", "cpu_limit", float, "cgroup CPU quota per replica, in cores", _float(1.0, 2.0, 0.25)),
+    ConfigKey("worker", "memory_limit_mb", int, "cgroup memory limit per replica", _int(768, 1280, 128)),
 )
+
+#: Addresses (host:port) the operators of a world chose for each dependency. None is "the healthy
+#: address" everywhere, so an address is right or wrong only against what this world runs.
+ENDPOINTS: dict[str, tuple[str, ...]] = {
+    "database": ("database:5432", "postgres:5432", "pg-main:5432", "db.internal:5432", "pgbouncer:6432"),
+    "cache": ("cache:6379", "redis:6379", "redis-main:6379", "cache.internal:6379"),
+    "message_queue": ("message_queue:5672", "rabbitmq:5672", "mq-main:5672", "amqp.internal:5672"),
+}
+#: The web tier's configuration key for each dependency's address.
+HOST_KEYS: dict[str, str] = {"database": "db_host", "cache": "cache_host", "message_queue": "queue_host"}
+#: Health-check paths an app may serve; each world's web tier serves exactly one.
+HEALTH_PATHS = ("/healthz", "/health", "/livez", "/status", "/api/health", "/ping")
+#: The unit of a world's load-balancer weights (every backend has the same weight when healthy).
+WEIGHT_SCALES = (1, 1, 10, 100)
+
+
+@dataclass(frozen=True)
+class Conventions:
+    """Choices made once when a world's system was set up, drawn per seed from their own stream."""
+
+    endpoints: dict[str, str]
+    health_path: str
+    weight_scale: int
+    rate_limit_headroom: float  # 0: no rate limit; else the limit as a multiple of a replica's share of traffic
+    overrides: dict[tuple[str, str], Any]  # healthy values of keys that most worlds leave at one value
+
+    def database_url(self) -> str:
+        return f"postgres://app@{self.endpoints['database']}/app"
+
+
+def conventions(rng: Stream) -> Conventions:
+    """Draw a world's conventions. A separate stream, so placement and sizes do not move with them."""
+
+    def pick(values: tuple[Any, ...]) -> Any:
+        return values[int(rng.integers(0, len(values)))]
+
+    endpoints = {dep: pick(pool) for dep, pool in ENDPOINTS.items()}
+    overrides: dict[tuple[str, str], Any] = {
+        ("cache", "eviction_policy"): pick(("allkeys-lru", "allkeys-lru", "allkeys-lfu")),
+        ("cache", "memory_limit_mb"): pick((10240, 12288, 14336, 16384)),
+        ("database", "max_standby_streaming_delay_s"): pick((15, 30, 30, 45)),
+    }
+    secret = f"cache-auth-v{int(rng.integers(2, 9))}"  # the cache requires what the web tier presents
+    overrides[("web_server", "cache_auth_secret")] = secret
+    overrides[("cache", "auth_secret")] = secret
+    for dep, key in HOST_KEYS.items():
+        overrides[("web_server", key)] = endpoints[dep]
+    headroom = float(rng.uniform(8.0, 14.0)) if rng.random() < 0.35 else 0.0
+    return Conventions(endpoints, pick(HEALTH_PATHS), pick(WEIGHT_SCALES), headroom, overrides)
+
 
 #: Keys that describe the world rather than configure it: shown by get_config, not settable.
 READ_ONLY: frozenset[tuple[str, str]] = frozenset({("load_balancer", "tls_cert_days_left")})

@@ -19,12 +19,14 @@ EVICT_AFTER_S = 300.0  # pods on a NotReady node are rescheduled after this (Kub
 LISTEN_PORT = {"load_balancer": 443, "web_server": 8080, "cache": 6379, "database": 5432, "message_queue": 5672}
 
 
-def database_url_problem(url: Any) -> str:
+def database_url_problem(url: Any, endpoint: str = "database:5432") -> str:
     """Why a process cannot connect with this DATABASE_URL ("" if it can), in libpq's words.
 
-    The database listens at database:5432 with user and database ``app``; a missing user, port or
-    database name takes libpq's default, which is the same here.
+    The database listens at ``endpoint`` (the world's address for it, host:port) with user and
+    database ``app``; a missing user or database name takes libpq's default, which is the same here,
+    and a missing port means 5432.
     """
+    want_host, _, want_port = endpoint.rpartition(":")
     if not url:
         return "KeyError: 'DATABASE_URL' (required environment variable not set)"
     text = str(url)
@@ -36,10 +38,11 @@ def database_url_problem(url: Any) -> str:
     if parts.scheme not in ("postgres", "postgresql") or not parts.netloc:
         return f"psycopg.OperationalError: invalid connection string {text[:60]!r}"
     host = parts.hostname or ""
-    if host != "database":
+    if host != want_host:
         return f'psycopg.OperationalError: could not translate host name "{host[:40]}" to address'
-    if port not in (None, 5432):
-        return f'psycopg.OperationalError: connection to server at "database" port {port} failed: Connection refused'
+    if (port or 5432) != int(want_port):
+        return (f'psycopg.OperationalError: connection to server at "{host}" port {port or 5432} failed: '
+                "Connection refused")
     if parts.username not in (None, "app"):
         return f'FATAL: password authentication failed for user "{parts.username[:40]}"'
     if parts.path.strip("/") not in ("", "app"):
@@ -56,7 +59,7 @@ def startup_failure(w: World, rep: Replica) -> str:
         return f"listen tcp :{LISTEN_PORT[svc.kind]}: bind: address already in use"
     cfg = svc.config
     if svc.kind in ("web_server", "worker"):
-        problem = database_url_problem(cfg.get("env.DATABASE_URL"))
+        problem = database_url_problem(cfg.get("env.DATABASE_URL"), w.state.db_addr)
         if problem:
             return problem
         creds = w.state.db_credential

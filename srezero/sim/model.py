@@ -41,7 +41,7 @@ def tick(w: World) -> None:
     webc = web.config
     lb_rep = lb.replicas[0]
     lb_up = lb_rep.state == "Running"
-    hc_ok = lbc["health_check_path"] in ("/healthz", "/health")
+    hc_ok = lbc["health_check_path"] == st.health_path
     backends = []
     weights = []
     if hc_ok:
@@ -84,7 +84,7 @@ def tick(w: World) -> None:
     cache_rep = cache.replicas[0]
     cache_up = cache_rep.state == "Running" and cache_rep.node.up
     auth_ok = st.cache_password_ok and webc["cache_auth_secret"] == cc["auth_secret"]
-    cache_reachable = cache_up and webc["cache_host"] == "cache:6379" and auth_ok
+    cache_reachable = cache_up and webc["cache_host"] == st.cache_addr and auth_ok
     cover = min(1.0, cc["maxmemory_mb"] / st.cache_ws_mb)
     ttl_f = 1.0 - math.exp(-cc["ttl_s"] / 90.0)
     warm = 1.0 - math.exp(-(t - st.cache_ready_since) / 150.0) if cache_up else 0.0
@@ -109,7 +109,7 @@ def tick(w: World) -> None:
     timeout_ms = float(webc["db_timeout_ms"])
     retries = int(webc["db_retries"])
     pool = int(webc["db_pool_size"])
-    db_hosts_ok = webc["db_host"] == "database:5432"
+    db_hosts_ok = webc["db_host"] == st.db_addr
 
     # --- web replicas -------------------------------------------------------------------------
     webs = web.replicas
@@ -142,7 +142,7 @@ def tick(w: World) -> None:
     defect += st.endpoint_defect_rate
     if st.flag_bug_key and webc.get(st.flag_bug_key):  # a flag that exercises a broken code path
         defect += st.flag_bug_rate
-    pub_fail = 0.0 if webc["queue_host"] == "message_queue:5672" else st.publish_frac
+    pub_fail = 0.0 if webc["queue_host"] == st.mq_addr else st.publish_frac
     # loop invariants: what every web replica sees of its dependencies this tick
     eff_db = db_lat if db_lat < timeout_ms else timeout_ms
     db_part = (1.0 - hit) * read_q + st.write_frac
@@ -168,7 +168,7 @@ def tick(w: World) -> None:
     if cache_to > 0:
         dep_causes["cache_timeout"] = cache_to
     if not cache_reachable:
-        bad_client = not auth_ok or webc["cache_host"] != "cache:6379"
+        bad_client = not auth_ok or webc["cache_host"] != st.cache_addr
         dep_causes["cache_unavailable" if bad_client else "cache_down"] = 0.0
     if defect > 0:
         dep_causes["code_defect"] = defect

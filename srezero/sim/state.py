@@ -25,6 +25,11 @@ class ModelState:
     db_capacity_qps: float = 4000.0
     db_base_lat_ms: float = 3.0
     worker_proc_ms: float = 60.0
+    # this world's conventions (srezero.sim.config.Conventions): what a correct config points at
+    db_addr: str = "database:5432"
+    cache_addr: str = "cache:6379"
+    mq_addr: str = "message_queue:5672"
+    health_path: str = "/healthz"
 
     # --- dependency modifiers (faults move these)
     db_query_cost: float = 1.0  # missing index -> many times more work per read

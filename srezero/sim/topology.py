@@ -49,6 +49,7 @@ class Topology:
         self.replicas: dict[str, Replica] = {}
         self.node_by_name: dict[str, Node] = {}
         self.disks: dict[str, Disk] = {}
+        self.conventions: config.Conventions
 
     def replica_list(self) -> list[Replica]:
         return [r for s in self.services.values() for r in s.replicas]
@@ -70,8 +71,9 @@ def _version(rng: Stream) -> tuple[int, int, int]:
     return (int(rng.integers(1, 4)), int(rng.integers(0, 30)), int(rng.integers(0, 12)))
 
 
-def build(size: TopologySize, rng: Stream) -> Topology:
+def build(size: TopologySize, rng: Stream, conventions_rng: Stream) -> Topology:
     topo = Topology()
+    topo.conventions = conv = config.conventions(conventions_rng)
     n_nodes = size.nodes or int(rng.integers(4, 6))
     zones = ("a", "b", "c")
     for i in range(n_nodes):
@@ -140,13 +142,16 @@ def build(size: TopologySize, rng: Stream) -> Topology:
 
     lb = topo.services["load_balancer"]
     for rep in topo.services["web_server"].replicas:
-        lb.config[f"backend_weight.{rep.name}"] = 1
+        lb.config[f"backend_weight.{rep.name}"] = conv.weight_scale
+    lb.config["health_check_path"] = conv.health_path
+    for (svc, key), value in conv.overrides.items():
+        topo.services[svc].config[key] = value
     web = topo.services["web_server"]
     for flag in config.FEATURE_FLAGS:
         web.config[f"feature_flag.{flag}"] = bool(rng.random() < 0.3)
     credentials = f"v{int(rng.integers(3, 9))}"  # one secret, so one version for every consumer
     rng.integers(3, 9)  # a second draw, as when each consumer drew its own: the seeded worlds stay as they were
     for svc in ("web_server", "worker"):
-        topo.services[svc].config["env.DATABASE_URL"] = "postgres://app@database:5432/app"
+        topo.services[svc].config["env.DATABASE_URL"] = conv.database_url()
         topo.services[svc].config["env.CREDENTIALS_VERSION"] = credentials
     return topo

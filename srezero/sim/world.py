@@ -70,7 +70,8 @@ class World:
         self.rng_noise = stream(tid, seed, "noise")  # noise schedules: never shifts a fault's draws
         self.rng_surface = stream(tid, seed, "surface")  # names in logs, request ids, authors
         self.rng_changes: Stream | None = None  # reasons and release notes (srezero.sim.changes)
-        self.topo = topology.build(topology.TopologySize(**spec.topology.model_dump()), self.rng_topology)
+        self.topo = topology.build(topology.TopologySize(**spec.topology.model_dump()), self.rng_topology,
+                                   stream(tid, seed, "conventions"))
         self.services: dict[str, Service] = self.topo.services
         self.replica_list: list[Replica] = self.topo.replica_list()
         self.state = ModelState()
@@ -147,6 +148,12 @@ class World:
         st.web_cpu_ms = float(r.uniform(0.30, 0.45)) * per_replica_cores * 1000.0 * len(web.replicas) / st.base_rps
         db_load = st.base_rps * ((1.0 - hit) * st.read_queries + st.write_frac) + st.base_rps * st.publish_frac
         st.db_capacity_qps = db_load / float(r.uniform(0.28, 0.36))
+        conv = self.topo.conventions
+        st.db_addr, st.cache_addr, st.mq_addr = (conv.endpoints[d] for d in ("database", "cache", "message_queue"))
+        st.health_path = conv.health_path
+        if conv.rate_limit_headroom:  # a generous limit some teams keep against scrapers; never binds
+            per_replica = st.base_rps * (1.0 + st.diurnal_amp) / len(web.replicas)
+            web.config["rate_limit_rps"] = int(math.ceil(per_replica * conv.rate_limit_headroom / 50.0) * 50)
 
     def _layout(self) -> None:
         row_of: dict[tuple[str, str], int] = {}
@@ -373,7 +380,7 @@ class World:
         self.replica_list.append(rep)
         self._assign_rows(rep)
         if svc.kind == "web_server":
-            self.services["load_balancer"].config[f"backend_weight.{rep.name}"] = 1
+            self.services["load_balancer"].config[f"backend_weight.{rep.name}"] = self.topo.conventions.weight_scale
         self.emit("Normal", "Scheduled", rep.name, f"Successfully assigned {rep.name} to {node.name}")
         return rep
 

@@ -57,7 +57,7 @@ BAD_CONFIGS: tuple[tuple[str, str, Any, str], ...] = (
     ("web_server", "cpu_limit", 0.2, "HighErrorRate"),
     ("web_server", "max_open_files", 64, "HighErrorRate"),
     ("web_server", "cache_host", "cache:6380", "CacheHitRatioLow"),
-    ("load_balancer", "health_check_path", "/status", "HighErrorRate"),
+    ("load_balancer", "health_check_path", "/healthcheck", "HighErrorRate"),
     ("load_balancer", "max_connections", 60, "HighErrorRate"),
     ("cache", "maxmemory_mb", 256, "CacheHitRatioLow"),
     ("cache", "ttl_s", 5, "CacheHitRatioLow"),

@@ -33,7 +33,7 @@ WEB_CAUSES: dict[str, tuple[str, str]] = {
     "disk_full": ("error", "db: ERROR: could not extend file \"base/16384/{rel}\": No space left on device rid={rid}"),
     "lock_wait": ("error", "db: ERROR: canceling statement due to lock timeout rid={rid}"),
     "db_unavailable": ("error", "db: connection to {host} failed: Connection refused rid={rid}"),
-    "cache_down": ("warn", "cache: connection refused (cache:6379); falling back to database"),
+    "cache_down": ("warn", "cache: connection refused ({chost}); falling back to database"),
     "cache_unavailable": ("warn", "cache: error from {chost}: WRONGPASS invalid username-password pair or connection failed; falling back to database"),
     "overload": ("warn", "worker pool saturated ({workers} busy); rejecting request with 503 rid={rid}"),
     "rate_limited": ("warn", "rate limit {limit} rps exceeded; returning 429 rid={rid}"),
@@ -47,7 +47,7 @@ WEB_CAUSES: dict[str, tuple[str, str]] = {
     "root_full": ("error", "write /tmp/upload-{job}: no space left on device rid={rid}"),
     "upstream_timeout": ("error", "request exceeded upstream idle timeout; connection reset rid={rid}"),
     "gc_pressure": ("warn", "GC overhead limit: {gcpct}% of CPU time in garbage collection (heap {heap}MB of {memlimit}MB)"),
-    "cache_timeout": ("warn", "cache: timeout reading from cache:6379 after 250ms; falling back to database rid={rid}"),
+    "cache_timeout": ("warn", "cache: timeout reading from {chost} after 250ms; falling back to database rid={rid}"),
     "mq_unavailable": ("error", "queue: publish to {qhost} failed: dial tcp {qhost}: connect: connection refused rid={rid}"),
     "crash": ("error", "{reason}"),
 }
@@ -89,7 +89,7 @@ CAUSE_TABLES = {"web_server": WEB_CAUSES, "database": DB_CAUSES, "cache": CACHE_
 
 CHATTER: dict[str, tuple[tuple[str, str], ...]] = {
     "web_server": (("info", "GET /api/orders 200 {ms}ms rid={rid}"), ("info", "POST /api/cart 201 {ms}ms rid={rid}"),
-                   ("info", "GET /healthz 200 1ms"), ("warn", "slow request GET /api/reports/export {slow}ms rid={rid}"),
+                   ("info", "GET {served} 200 1ms"), ("warn", "slow request GET /api/reports/export {slow}ms rid={rid}"),
                    ("warn", "deprecated config key 'legacy_checkout' ignored"), ("debug", "session refreshed uid={uid}")),
     "database": (("info", "LOG:  checkpoint complete: wrote {n} buffers ({pct}%)"),
                  ("info", "LOG:  automatic vacuum of table \"app.public.events\": index scans: 1"),
@@ -176,6 +176,7 @@ _FIELD_FNS = {
     "heap": lambda w, rep, r, t: int(w.buf[rep.row + R_MEM, min(int(t // TICK_S), w.col)]),
     "memlimit": lambda w, rep, r, t: rep.service.config.get("memory_limit_mb", 0),
     "lockpid": lambda w, rep, r, t: w.state.db_lock_pid or r.int(1000, 30000),
+    "served": lambda w, rep, r, t: w.state.health_path,
     "hcpath": lambda w, rep, r, t: w.services["load_balancer"].config["health_check_path"],
 }
 

@@ -139,7 +139,7 @@ def _cache(w: World, section: str) -> str:
     cc = cache.config
     st = w.state
     if rep.state != "Running":
-        return f"Could not connect to Redis at cache:6379: Connection refused ({rep.name} is {rep.state})"
+        return f"Could not connect to Redis at {st.cache_addr}: Connection refused ({rep.name} is {rep.state})"
     if section == "hotkeys":
         shares = [(k, 0.02 + stable_int(w.seed, k) % 100 / 1000) for k in HOT_KEYS]
         if st.cache_hot_key > 0:

@@ -122,7 +122,12 @@ def test_a_database_url_heals_the_workers_exactly_when_the_oracle_accepts_it() -
         *_, info = env.step("resolve()")
         return workers_up, info["result"]["mitigated"]
 
-    assert outcome("postgres://app@database:5432/app") == (True, True)  # the original value
-    assert outcome("postgresql://database/app") == (True, True)  # the same connection, libpq defaults
-    for wrong in ("x", "postgres://app@db:5432/app", "postgres://app@database:5433/app", "postgres://app@database/shop"):
+    env = srezero.make("inc-001", 0)
+    env.reset()
+    original = env.world.services["web_server"].config["env.DATABASE_URL"]  # the sibling's copy
+    host, port = env.world.topo.conventions.endpoints["database"].split(":")
+    assert outcome(original) == (True, True)
+    assert outcome(f"postgresql://{host}:{port}") == (True, True)  # the same connection, libpq defaults
+    for wrong in ("x", f"postgres://app@db-elsewhere:{port}/app", f"postgres://app@{host}:{int(port) + 1}/app",
+                  f"postgres://app@{host}:{port}/shop"):
         assert outcome(wrong) == (False, False), wrong

@@ -97,7 +97,10 @@ def test_every_command_the_issue_names_is_in_the_table() -> None:
 
 def test_same_scoring_as_direct_calls() -> None:
     """A whole episode typed in kubectl scores exactly like the same episode as tool calls."""
-    fix = "kubectl set env deploy/worker DATABASE_URL=postgres://app@database:5432/app"
+    probe = srezero.make(TASK, SEED)
+    probe.reset(seed=SEED)
+    url = probe.world.services["web_server"].config["env.DATABASE_URL"]  # the sibling service's copy
+    fix = f"kubectl set env deploy/worker DATABASE_URL={url}"
     claim = {"tool": "submit_diagnosis", "args": {"root_causes": [
         {"entity": "worker.env.DATABASE_URL", "category": "misconfiguration", "detail": "DATABASE_URL empty"}]}}
     kube = ["kubectl get pods -l app=worker", "kubectl logs worker --tail 50", "kubectl get cm worker-config", claim,
@@ -106,7 +109,7 @@ def test_same_scoring_as_direct_calls() -> None:
               {"tool": "search_logs", "args": {"service": "worker", "limit": 50}},
               {"tool": "get_config", "args": {"service": "worker"}}, claim,
               {"tool": "set_config", "args": {"service": "worker", "key": "env.DATABASE_URL",
-                                              "value": "postgres://app@database:5432/app"}},
+                                              "value": url}},
               {"tool": "resolve", "args": {}}]
     results = []
     for actions in (kube, direct):

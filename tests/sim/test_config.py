@@ -1,0 +1,80 @@
+"""Healthy configuration varies by seed, so a config value is wrong only against its own world
+(DESIGN.md principle 5; round-2 audit N4: diffing against values learned from public seeds)."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+
+import pytest
+
+import srezero
+from srezero.sim import config
+from srezero.sim.rng import stream
+from srezero.sim.topology import TopologySize, build
+from srezero.sim.world import World
+
+#: Safety switches whose one healthy setting is the point (turning them off is the fault), and keys
+#: that describe the world rather than configure it.
+ONE_HEALTHY_VALUE = {("database", "autovacuum"), ("web_server", "cache_coalescing"),
+                     ("load_balancer", "sticky_sessions")}
+SEEDS = range(60)
+
+
+def _healthy_values() -> dict[tuple[str, str], set]:
+    seen: dict[tuple[str, str], set] = defaultdict(set)
+    control = srezero.get_task("inc-011")  # a false alarm: nothing in the world is broken
+    for seed in SEEDS:
+        for kind, svc in World.build(control, seed).services.items():
+            for key, value in svc.config.items():
+                if not key.startswith(("backend_weight.", "feature_flag.")):
+                    seen[(kind, key)].add(value)
+    return seen
+
+
+def test_no_setting_has_one_healthy_value_in_every_world() -> None:
+    seen = _healthy_values()
+    for spec in config.KEYS:
+        values = seen[(spec.service, spec.key)]
+        if (spec.service, spec.key) in ONE_HEALTHY_VALUE:
+            assert len(values) == 1
+        else:
+            assert len(values) >= 2, (spec.service, spec.key, values)
+    for dep, key in config.HOST_KEYS.items():  # an address is one of several a world may use
+        assert seen[("web_server", key)] == set(config.ENDPOINTS[dep])
+    assert seen[("load_balancer", "health_check_path")] == set(config.HEALTH_PATHS)
+    assert len(seen[("web_server", "env.DATABASE_URL")]) == len(config.ENDPOINTS["database"])
+
+
+def test_the_conventions_stream_leaves_placement_alone() -> None:
+    """Conventions draw from their own stream: the same topology seed gives the same nodes and names."""
+    a = build(TopologySize(), stream("t", 1, "topology"), stream("t", 1, "conventions"))
+    b = build(TopologySize(), stream("t", 1, "topology"), stream("t", 2, "conventions"))
+    assert sorted(a.replicas) == sorted(b.replicas) and [n.name for n in a.nodes] == [n.name for n in b.nodes]
+
+
+@pytest.mark.parametrize(("primitive", "key", "pool"), [
+    ("bad_host", "db_host", config.ENDPOINTS["database"]),
+    ("bad_host", "cache_host", config.ENDPOINTS["cache"]),
+    ("bad_host", "queue_host", config.ENDPOINTS["message_queue"]),
+    ("wrong_health_check_path", "health_check_path", config.HEALTH_PATHS),
+])
+def test_a_wrong_address_is_right_in_other_worlds(primitive: str, key: str, pool: tuple[str, ...]) -> None:
+    """A value learned as healthy from public seeds does not clear a suspect address: the incident's
+    value is another world's healthy one, so only this world's own evidence (the value before the
+    change, failing calls) tells. The incident still bites: the address is wrong here."""
+    target = "load_balancer" if key == "health_check_path" else "web_server"
+    params = {"value": "/status"} if key == "health_check_path" else {"key": key}
+    base = srezero.get_task("inc-004")
+    fault = base.faults[0].model_copy(update={"primitive": primitive, "target": target, "params": params})
+    spec = base.model_copy(update={"faults": (fault,)})
+    in_pool = 0
+    for seed in range(12):
+        w = World.build(spec, seed)
+        w.advance(120.0)
+        bad = w.services[target].config[key]
+        own = w.topo.conventions.health_path if key == "health_check_path" else \
+            w.topo.conventions.endpoints[next(d for d, k in config.HOST_KEYS.items() if k == key)]
+        assert bad != own
+        in_pool += bad in pool
+        assert not w.faults[0].neutralised(w)  # it bites
+    assert in_pool >= 8 if key == "health_check_path" else in_pool == 12
