@@ -15,9 +15,10 @@ from srezero.faults.app import ConfigFault
 from srezero.faults.base import Fault, FaultMeta, Param, Remedy, RootCause, Signal, read_action, register
 from srezero.sim import changes
 from srezero.sim.clock import TICK_S
-from srezero.sim.components import Daemon, Node
+from srezero.sim.components import HOST_JOBS, Daemon, Node
 from srezero.sim.lifecycle import LISTEN_PORT
 from srezero.sim.queue import job_seconds
+from srezero.sim.rng import stable_int
 
 if TYPE_CHECKING:
     from srezero.sim.world import World
@@ -259,11 +260,10 @@ class NodeOOM(NodeFault):
         example="node(database.primary)",
     )
     detail_tokens = ("oom", "out of memory", "memory", "runaway")
-    JOBS = ("report-export", "analytics-rollup", "log-archiver")
-
     def prepare(self, w: World) -> None:
         super().prepare(w)
-        self.job = self.JOBS[self.index % len(self.JOBS)]
+        # the noise's pool: a cron job's name does not tell the runaway from a routine spike
+        self.job = HOST_JOBS[stable_int(w.spec.id, w.seed, self.index, "host job") % len(HOST_JOBS)]
 
     def inject(self, w: World) -> None:
         n = self.node

@@ -50,7 +50,7 @@ from typing import TYPE_CHECKING, Any
 from srezero.faults import history
 from srezero.sim import changes
 from srezero.sim.clock import TICK_S
-from srezero.sim.components import Daemon, Deploy, Event
+from srezero.sim.components import HOST_JOBS, Daemon, Deploy, Event
 from srezero.sim.nodes import log_link_flap
 from srezero.sim.rng import Stream, stream
 from srezero.sim.topology import AUTHORS
@@ -118,12 +118,18 @@ def _live(w: World, delay: float, gen: Callable[[], Generator[Any, Any, None]]) 
     w.env.process(run())
 
 
+def _job_name(w: World) -> str:
+    return HOST_JOBS[int(_rng(w).integers(0, len(HOST_JOBS)))]
+
+
 def _host_job(w: World, node: Node, name: str, cores: float, seconds: float, delay: float) -> None:
     """Run a cron job on ``node`` for ``seconds``: it shows in ``top`` and adds CPU, then exits.
     Host jobs together never take more than 90% of a node's cores (the pods keep enough to serve)."""
 
     def gen() -> Generator[Any, Any, None]:
-        job = Daemon(name, "cron", max(0.0, min(cores, 0.9 * node.cores - node.extra_cpu)), 1400.0)
+        taken = {d.name for d in node.daemons}  # a runaway job of the same name may hold the node
+        free = [j for j in HOST_JOBS[HOST_JOBS.index(name):] + HOST_JOBS if j not in taken]
+        job = Daemon(free[0] if free else name, "cron", max(0.0, min(cores, 0.9 * node.cores - node.extra_cpu)), 1400.0)
         node.daemons.append(job)
         node.retotal()
         yield w.env.timeout(seconds)
@@ -290,7 +296,7 @@ def batch_cpu_spike(w: World, k: float) -> None:
     delay = float(_rng(w).uniform(0, 600))
     cores = node.cores * float(_rng(w).uniform(0.3, 0.5))
     w.noise_entities.add(node.name)
-    _host_job(w, node, "batch-reindex", cores, float(_rng(w).uniform(180, 420)), delay)
+    _host_job(w, node, _job_name(w), cores, float(_rng(w).uniform(180, 420)), delay)
 
 
 @noise("unrelated_alert")
@@ -300,7 +306,7 @@ def unrelated_alert(w: World, k: float) -> None:
     node = nodes[int(_rng(w).integers(0, len(nodes)))]
     delay = float(_rng(w).uniform(0, 300))
     w.noise_entities.add(node.name)
-    _host_job(w, node, "backup-compress", node.cores * 0.9, 240.0, delay)
+    _host_job(w, node, _job_name(w), node.cores * 0.9, 240.0, delay)
 
 
 @noise("false_alarm_blip")
