@@ -196,7 +196,8 @@ class InflightLimitLow(TunedConfig):
         params=(Param("ratio", float, 0.5, lo=0.1, hi=0.9, description="throughput left as a share of the load"),),
         signals=(CFG, CHANGE, Signal("query_metrics", "message_queue", args=(("metric", "consume_rate"),),
                                     description="consumption capped"), _AGE),
-        remedies=(Remedy("set_config", "max_inflight at least the ack batch (25) and at most 5000"),),
+        remedies=(Remedy("set_config", "max_inflight at least the consumers' ack batch (inspect_queue consumers "
+                         "shows it) and at most 5000"),),
         wrong_fix_effects="scaling helps only in proportion; restarts redeliver in-flight work",
         example="message_queue", example_params=(("ratio", 0.5),), alert=_QUEUE_ALERT,
     )

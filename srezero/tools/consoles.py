@@ -196,11 +196,13 @@ def _queue(w: World, view: str) -> str:
         for i, mid in enumerate(head_message_ids(w, int(w.now // 30))):
             lines.append(f"{mid:8} {1:>10} {_age(i * 0.4):>9} {('email.send', 'order.sync', 'invoice.render')[i]}")
         return "\n".join(lines)
-    lines = [f"{'CONSUMER':16} {'PREFETCH':>8} {'UNACKED':>8} {'ACKS/S':>8}"]
+    # the client acks in batches (or on a timer): a prefetch below the batch waits for the timer
+    lines = [f"{'CONSUMER':16} {'PREFETCH':>8} {'UNACKED':>8} {'ACKS/S':>8} ACK-BATCH"]
     share = st.mq_consumed / max(1, len(workers))
+    batch = f"{st.mq_ack_batch} msgs or {st.mq_ack_flush_s:g} s"
     for i, rep in enumerate(workers):
         stuck = i < len(st.mq_poison_ids)
-        lines.append(f"{rep.name:16} {mqc['max_inflight']:>8} {prefetch:>8} {0.0 if stuck else share:>8.1f}")
+        lines.append(f"{rep.name:16} {mqc['max_inflight']:>8} {prefetch:>8} {0.0 if stuck else share:>8.1f} {batch}")
     return "\n".join(lines)
 
 
