@@ -260,6 +260,7 @@ class NodeOOM(NodeFault):
         example="node(database.primary)",
     )
     detail_tokens = ("oom", "out of memory", "memory", "runaway")
+
     def prepare(self, w: World) -> None:
         super().prepare(w)
         # the noise's pool: a cron job's name does not tell the runaway from a routine spike

@@ -176,10 +176,10 @@ class Daemon:
         self.base_fds = fds
 
 
-#: Host processes every node runs outside the pods: (name, kind, cores, MB, open files).
 #: Names of the cron jobs a node runs now and then. Noise (a CPU spike) and faults (a runaway job)
 #: draw from the same pool, so a job's name says nothing about whether it is the cause.
 HOST_JOBS = ("batch-reindex", "backup-compress", "report-export", "analytics-rollup", "log-archiver")
+#: Host processes every node runs outside the pods: (name, kind, cores, MB, open files).
 HOST_DAEMONS = (("kubelet", "systemd", 0.04, 110.0, 90), ("containerd", "systemd", 0.02, 70.0, 120),
                 ("chronyd", "systemd", 0.0, 4.0, 8), ("fluent-bit", "systemd", 0.03, 45.0, 160),
                 ("node-exporter", "systemd", 0.01, 22.0, 14))

@@ -44,7 +44,9 @@ def _float(lo: float, hi: float, step: float) -> Callable[[Stream], float]:
 
 # Healthy values span a range, not a handful of round numbers: an agent that learns "the values a
 # healthy key takes" from public seeds must not be able to flag a changed key by its value alone
-# (DESIGN.md principle 5). Ranges stay inside what the model is calibrated for.
+# (DESIGN.md principle 5). Ranges stay inside what the model is calibrated for. Keys a world sets
+# by convention (addresses, the probe path, the cache secret...; see ``Conventions``) show a
+# placeholder default here: ``topology.build`` overwrites it with the world's own value.
 KEYS: tuple[ConfigKey, ...] = (
     # load_balancer
     ConfigKey("load_balancer", "health_check_path", str, "HTTP path probed on each backend", _const("/healthz")),
@@ -116,7 +118,7 @@ class Conventions:
     health_path: str
     weight_scale: int
     rate_limit_headroom: float  # 0: no rate limit; else the limit as a multiple of a replica's share of traffic
-    overrides: dict[tuple[str, str], Any]  # healthy values of keys that most worlds leave at one value
+    overrides: dict[tuple[str, str], Any]  # (service, key) -> this world's value of a key set by convention
 
     def database_url(self) -> str:
         return f"postgres://app@{self.endpoints['database']}/app"
@@ -140,7 +142,9 @@ def conventions(rng: Stream) -> Conventions:
     for dep, key in HOST_KEYS.items():
         overrides[("web_server", key)] = endpoints[dep]
     headroom = float(rng.uniform(8.0, 14.0)) if rng.random() < 0.35 else 0.0
-    return Conventions(endpoints, pick(HEALTH_PATHS), pick(WEIGHT_SCALES), headroom, overrides)
+    health_path = pick(HEALTH_PATHS)
+    overrides[("load_balancer", "health_check_path")] = health_path
+    return Conventions(endpoints, health_path, pick(WEIGHT_SCALES), headroom, overrides)
 
 
 #: Keys that describe the world rather than configure it: shown by get_config, not settable.

@@ -19,7 +19,7 @@ EVICT_AFTER_S = 300.0  # pods on a NotReady node are rescheduled after this (Kub
 LISTEN_PORT = {"load_balancer": 443, "web_server": 8080, "cache": 6379, "database": 5432, "message_queue": 5672}
 
 
-def database_url_problem(url: Any, endpoint: str = "database:5432") -> str:
+def database_url_problem(url: Any, endpoint: str) -> str:
     """Why a process cannot connect with this DATABASE_URL ("" if it can), in libpq's words.
 
     The database listens at ``endpoint`` (the world's address for it, host:port) with user and

@@ -143,7 +143,6 @@ def build(size: TopologySize, rng: Stream, conventions_rng: Stream) -> Topology:
     lb = topo.services["load_balancer"]
     for rep in topo.services["web_server"].replicas:
         lb.config[f"backend_weight.{rep.name}"] = conv.weight_scale
-    lb.config["health_check_path"] = conv.health_path
     for (svc, key), value in conv.overrides.items():
         topo.services[svc].config[key] = value
     web = topo.services["web_server"]
