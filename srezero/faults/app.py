@@ -5,7 +5,17 @@ from __future__ import annotations
 from collections.abc import Generator
 from typing import TYPE_CHECKING, Any
 
-from srezero.faults.base import Fault, FaultMeta, Param, ParamError, Remedy, RootCause, Signal, register
+from srezero.faults.base import (
+    Fault,
+    FaultMeta,
+    Param,
+    ParamError,
+    Remedy,
+    RootCause,
+    Signal,
+    register,
+    value_tokens,
+)
 from srezero.faults.envelopes import healthy
 from srezero.sim import changes
 from srezero.sim import config as cfg
@@ -54,7 +64,7 @@ class ConfigFault(Fault):
         svc = w.services[self.service]
         old = svc.config.get(self.key)
         svc.config[self.key] = value
-        w.change(self.service, "config", f"{self.key}: {old} -> {value} ({changes.reason(w)})", w.author())
+        w.change(self.service, "config", f"{changes.edit(self.key, old, value)} ({changes.reason(w)})", w.author())
 
     def neutralised(self, w: World) -> bool:
         return healthy(w, self.service, self.key, self.original)
@@ -65,7 +75,8 @@ class ConfigFault(Fault):
 
     def root_cause(self, w: World) -> RootCause:
         return RootCause(entity=f"{self.service}.{self.key}", category=self.meta.category,
-                         detail=f"{self.key} set to {self.bad_value(w)!r}", detail_tokens=(self.key,),
+                         detail=f"{self.key} set to {self.bad_value(w)!r}",
+                         detail_tokens=(self.key, *value_tokens(self.bad_value(w))),
                          aliases=(self.service,), fault=self.meta.name, layer=self.meta.layer)
 
     def oracle_reads(self, w: World) -> list[dict[str, Any]]:
@@ -128,7 +139,7 @@ class CrashLoop(ConfigFault):
     def root_cause(self, w: World) -> RootCause:
         rc = super().root_cause(w)
         rc.detail = f"{self.key} is empty, so {self.service} exits at start-up"
-        rc.detail_tokens = ("DATABASE_URL",)
+        rc.detail_tokens = ("DATABASE_URL", *value_tokens(""))
         return rc
 
     def oracle_reads(self, w: World) -> list[dict[str, Any]]:
@@ -274,7 +285,8 @@ class RetryStorm(Fault):
         return RootCause(entity="web_server.db_retries", category="misconfiguration",
                          detail=f"db_timeout_ms={self.timeout_ms} with db_retries={self.params['retries']} "
                                 "amplifies load into a retry storm",
-                         detail_tokens=("db_retries", "db_timeout_ms", "retry", "retries"),
+                         detail_tokens=("db_retries", "db_timeout_ms", "retry", "retries",
+                                        *value_tokens(self.timeout_ms), *value_tokens(self.params["retries"])),
                          aliases=("web_server", "web_server.db_timeout_ms"), fault=self.meta.name, layer=self.meta.layer)
 
     def oracle_reads(self, w: World) -> list[dict[str, Any]]:

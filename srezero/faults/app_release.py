@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from srezero.faults.app import ship
-from srezero.faults.base import FaultMeta, Param, Remedy, RootCause, Signal, register
+from srezero.faults.base import FaultMeta, Param, Remedy, RootCause, Signal, register, value_tokens
 from srezero.faults.common import Declared, esc
 from srezero.sim import changes
 from srezero.sim import config as cfg
@@ -173,7 +173,7 @@ class FeatureFlagBug(Declared):
     def root_cause(self, w: World) -> RootCause:
         return RootCause(entity=f"{self.service}.{self.key}", category="code_defect",
                          detail=f"turning on {self.key} exercises a latent bug",
-                         detail_tokens=(self.flag, "flag"), aliases=(self.service,), fault=self.meta.name,
+                         detail_tokens=(self.flag, "flag", *value_tokens(True)), aliases=(self.service,), fault=self.meta.name,
                          layer=self.meta.layer)
 
     def oracle_fix(self, w: World) -> list[dict[str, Any]]:

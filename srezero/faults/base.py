@@ -104,6 +104,23 @@ class RootCause:
     visible: bool = True  # False for a silent concurrent fault
 
 
+#: Words that say a value is gone: the concrete detail of an emptied setting.
+MISSING_WORDS = ("empty", "missing", "unset", "not set", "removed", "dropped", "keyerror", "''", '""')
+
+
+def value_tokens(value: Any) -> tuple[str, ...]:
+    """Detail tokens for a setting's bad value, written as the config tools show it: ``40``,
+    ``pgbouncer:6432``, ``False`` (or off/disabled), and for an empty value the words that say so.
+    A config fault's entity already names the key; its detail must say what the key was set to."""
+    if isinstance(value, bool):
+        return ("true", "on", "enabled") if value else ("false", "off", "disabled")
+    if value is None or value == "":
+        return MISSING_WORDS
+    if isinstance(value, float) and value.is_integer():
+        return (str(value), str(int(value)))
+    return (str(value),)
+
+
 @dataclass
 class Target:
     kind: str  # service | replica | node | disk

@@ -75,7 +75,7 @@ class TunedConfig(Declared, ConfigFault):
         svc = w.services[self.service]
         old = svc.config.get(self.key)
         svc.config[self.key] = value
-        w.change(self.service, "config", f"{self.key}: {old} -> {value} ({changes.reason(w)})", w.author())
+        w.change(self.service, "config", f"{changes.edit(self.key, old, value)} ({changes.reason(w)})", w.author())
 
     def subs(self, w: World) -> dict[str, str]:
         return {"key": esc(self.key), "service": self.service, "value": esc(self.bad_value(w))}

@@ -6,7 +6,7 @@ from collections.abc import Generator
 from typing import TYPE_CHECKING, Any
 
 from srezero.faults.app import ship
-from srezero.faults.base import Fault, FaultMeta, Param, Remedy, RootCause, Signal, register
+from srezero.faults.base import Fault, FaultMeta, Param, Remedy, RootCause, Signal, register, value_tokens
 from srezero.faults.common import Declared
 from srezero.sim import changes
 from srezero.sim.clock import TICK_S
@@ -253,7 +253,7 @@ class TableBloat(Declared):
     def root_cause(self, w: World) -> RootCause:
         return RootCause(entity="database.autovacuum", category="misconfiguration",
                          detail=f"autovacuum disabled: {self.params['table']} is bloated with dead tuples",
-                         detail_tokens=("autovacuum", "vacuum", "bloat", "dead tuple"), aliases=("database",),
+                         detail_tokens=("autovacuum", "vacuum", "bloat", "dead tuple", *value_tokens(False)), aliases=("database",),
                          fault=self.meta.name, layer=self.meta.layer)
 
     def oracle_fix(self, w: World) -> list[dict[str, Any]]:

@@ -60,7 +60,7 @@ class ReplicaLag(Declared):
     def root_cause(self, w: World) -> RootCause:
         return RootCause(entity=f"database.{DELAY}", category="misconfiguration",
                          detail=f"{DELAY} = -1 lets a long standby query stall WAL replay",
-                         detail_tokens=("max_standby_streaming_delay", "replay", "conflict", "standby"),
+                         detail_tokens=("max_standby_streaming_delay", "replay", "conflict", "standby", "-1"),
                          aliases=("database",), fault=self.meta.name, layer=self.meta.layer)
 
     def oracle_fix(self, w: World) -> list[dict[str, Any]]:

@@ -133,7 +133,7 @@ class DiskSpaceFault(Fault):
         d = self.disk
         return RootCause(entity=d.name, category="resource_exhaustion",
                          detail=f"{d.device} on {d.node.name} is out of space ({self.path} grew)",
-                         detail_tokens=("space", "full", "disk", self.path, d.device),
+                         detail_tokens=("space", "full", self.path, d.device),
                          aliases=(d.node.name,), fault=self.meta.name, layer=self.meta.layer)
 
     def signals(self, w: World) -> list[tuple[str, str, dict[str, Any], str]]:

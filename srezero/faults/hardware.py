@@ -73,7 +73,7 @@ class NicPacketLoss(HardwareFault):
         wrong_fix_effects="restarting pods keeps them on the same NIC; scaling adds replicas that may land there too",
         example="node(web_server[*])",
     )
-    detail_tokens = ("packet loss", "nic", "network", "loss", "dropped packets")
+    detail_tokens = ("packet loss", "loss", "loses", "losing", "lost packets", "dropped packets", "drops packets", "crc")
 
     def inject(self, w: World) -> None:
         self.node.nic_loss = self.params["loss"]
@@ -102,7 +102,7 @@ class NicFlapping(HardwareFault):
         wrong_fix_effects="restarting pods keeps them on the same link",
         example="node(web_server[*])",
     )
-    detail_tokens = ("flap", "link", "nic", "network")
+    detail_tokens = ("flap", "link", "carrier")
 
     def inject(self, w: World) -> None:
         self.node.nic_flapping = True

@@ -89,7 +89,7 @@ def past_edit(w: World, rng: Stream, when: float, author: str) -> Callable[[], N
         if prev is None:
             return
         w.noise_entities.add(name)
-        changes.record(w, when, name, "config", f"{key}: {prev} -> {now} ({changes.reason(w)})", author, noise=True)
+        changes.record(w, when, name, "config", f"{changes.edit(key, prev, now)} ({changes.reason(w)})", author, noise=True)
 
     return write
 

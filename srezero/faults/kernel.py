@@ -12,7 +12,17 @@ from collections.abc import Generator
 from typing import TYPE_CHECKING, Any
 
 from srezero.faults.app import ConfigFault
-from srezero.faults.base import Fault, FaultMeta, Param, Remedy, RootCause, Signal, read_action, register
+from srezero.faults.base import (
+    Fault,
+    FaultMeta,
+    Param,
+    Remedy,
+    RootCause,
+    Signal,
+    read_action,
+    register,
+    value_tokens,
+)
 from srezero.sim import changes
 from srezero.sim.clock import TICK_S
 from srezero.sim.components import HOST_JOBS, Daemon, Node
@@ -467,7 +477,7 @@ class CpuThrottling(ConfigFault):
     def root_cause(self, w: World) -> RootCause:
         rc = super().root_cause(w)
         rc.detail = f"cpu_limit cut to {self.bad_value(w)} cores; replicas are CPU-throttled"
-        rc.detail_tokens = ("cpu_limit", "throttl", "quota", "cpu")
+        rc.detail_tokens = ("cpu_limit", "throttl", "quota", "cpu", *value_tokens(self.bad_value(w)))
         return rc
 
     def _node(self, w: World) -> str:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from srezero.faults.base import FaultMeta, Param, Remedy, RootCause, Signal, register
+from srezero.faults.base import FaultMeta, Param, Remedy, RootCause, Signal, register, value_tokens
 from srezero.faults.common import CFG, CHANGE, Declared, TunedConfig, baseline, esc, live
 from srezero.sim import changes
 
@@ -69,7 +69,7 @@ class BadBackendWeight(Declared):
     def root_cause(self, w: World) -> RootCause:
         return RootCause(entity=f"load_balancer.{self.key}", category="misconfiguration",
                          detail=f"{self.key} = {self._weight(w)} sends most traffic to {self.rep}",
-                         detail_tokens=("backend_weight", "weight"), aliases=(LB,), fault=self.meta.name,
+                         detail_tokens=("backend_weight", str(self._weight(w))), aliases=(LB,), fault=self.meta.name,
                          layer=self.meta.layer)
 
     def oracle_fix(self, w: World) -> list[dict[str, Any]]:
@@ -246,7 +246,7 @@ class StickySessionHotspot(Declared):
     def root_cause(self, w: World) -> RootCause:
         return RootCause(entity="load_balancer.sticky_sessions", category="misconfiguration",
                          detail="sticky sessions pin one large client's traffic to a single backend",
-                         detail_tokens=("sticky", "session", "affinity"), aliases=(LB,), fault=self.meta.name,
+                         detail_tokens=("sticky", "session", "affinity", *value_tokens(True)), aliases=(LB,), fault=self.meta.name,
                          layer=self.meta.layer)
 
     def oracle_fix(self, w: World) -> list[dict[str, Any]]:

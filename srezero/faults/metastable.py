@@ -12,7 +12,7 @@ import math
 from collections.abc import Generator
 from typing import TYPE_CHECKING, Any
 
-from srezero.faults.base import Fault, FaultMeta, Param, Remedy, RootCause, Signal, register
+from srezero.faults.base import Fault, FaultMeta, Param, Remedy, RootCause, Signal, register, value_tokens
 from srezero.sim import changes
 from srezero.sim.clock import TICK_S
 
@@ -95,7 +95,7 @@ class CacheStampede(Fault):
     def root_cause(self, w: World) -> RootCause:
         return RootCause(entity="web_server.cache_coalescing", category="misconfiguration",
                          detail="cache_coalescing=false lets a cold cache send a thundering herd to the database",
-                         detail_tokens=("cache_coalescing", "coalesc", "herd", "stampede", "single-flight"),
+                         detail_tokens=("cache_coalescing", "coalesc", "herd", "stampede", "single-flight", *value_tokens(False)),
                          aliases=("web_server",), fault=self.meta.name, layer=self.meta.layer)
 
     def signals(self, w: World) -> list[tuple[str, str, dict[str, Any], str]]:

@@ -185,7 +185,7 @@ def benign_config_change(w: World, k: float) -> None:
         if old == built:  # unless someone (a fault) changed this key since: then leave it alone
             cfg[key] = new = edit(old)
             w.noise_entities.add(svc)
-            w.change(svc, "config", f"{key}: {old} -> {new} ({changes.reason(w)})", author, noise=True)
+            w.change(svc, "config", f"{changes.edit(key, old, new)} ({changes.reason(w)})", author, noise=True)
         yield w.env.timeout(0)
 
     _live(w, delay, gen)

@@ -128,7 +128,7 @@ class TooFewConsumers(Declared):
     def root_cause(self, w: World) -> RootCause:
         return RootCause(entity="worker", category="capacity",
                          detail="too few consumers for the heavier job mix: the queue backs up",
-                         detail_tokens=("consumer", "replica", "scale", "capacity", "throughput", "backlog"),
+                         detail_tokens=("consumer", "replica", "scale", "throughput", "backlog"),
                          fault=self.meta.name, layer=self.meta.layer)
 
     def oracle_fix(self, w: World) -> list[dict[str, Any]]:

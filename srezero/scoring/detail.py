@@ -2,8 +2,12 @@
 
 A detail is *right* for a root cause when all of these hold:
 
-1. **It names the cause.** The detail text contains one of the root cause's detail tokens (the key,
-   the device, the release, the mechanism word the primitive declares).
+1. **It says what is wrong, not only where.** The detail text contains one of the root cause's
+   detail tokens (the mechanism words the primitive declares, the release, a config key's bad value)
+   that is not already part of the root cause's entity or of the claim's entity. Repeating the
+   entity ("web_server.db_timeout_ms", "node-3/nvme1n1") passes for no root cause: a misconfigured
+   key's detail gives its value, a disk's detail the kind of failure. A number counts as a whole
+   (40 is not 4000), and not at all in a detail that lists more than ``MAX_NUMBERS`` numbers.
 2. **It is concrete.** If the root cause has concrete tokens (anything that looks like a config key,
    a device, a version or a host: it contains ``_ . -`` or a digit), one of them appears in the
    detail or in the claim's entity. "a memory leak" is not the concrete detail of a leak shipped in
@@ -34,6 +38,7 @@ if TYPE_CHECKING:
 
 MAX_FOREIGN_CONCRETE = 1
 MAX_FOREIGN_FAMILIES = 2
+MAX_NUMBERS = 5
 
 #: Mechanism families: words an explanation of one kind of fault uses. Matched case-insensitively
 #: at the start of a word, so "leak" also matches "leaks" and "leaking".
@@ -62,10 +67,14 @@ FAMILIES: dict[str, tuple[str, ...]] = {
 }
 
 _WORD_CHARS = "a-z0-9_"
+_NUMBER = re.compile(r"-?\d+(?:\.\d+)?")
+_NUMBER_IN_TEXT = re.compile(r"(?<![\w.:/-])-?\d+(?:\.\d+)?")
 
 
 @lru_cache(maxsize=512)
 def _term_rx(term: str) -> re.Pattern[str]:
+    if _NUMBER.fullmatch(term):  # a value matches as a whole number: 40 is not 4000 or 40.5
+        return re.compile(rf"(?<![{_WORD_CHARS}.:/-]){re.escape(term)}(?![0-9]|\.[0-9])")
     return re.compile(rf"(?<![{_WORD_CHARS}]){re.escape(term)}")
 
 
@@ -106,11 +115,17 @@ def check(detail: str, entity: str, rc: RootCause, vocabulary: dict[str, str]) -
     if not text:
         return False, "no detail given"
     tokens = [t.lower() for t in rc.detail_tokens if t]
+    ent = entity.lower()
+    where = rc.entity.lower()
+    listed = len(set(_NUMBER_IN_TEXT.findall(text))) > MAX_NUMBERS
     # tokens match at the start of a word: "lock" is not in "clock", "port" is not in "report"
-    if not any(_term_rx(t).search(text) for t in tokens):
+    said = [t for t in tokens if _term_rx(t).search(text) and not _term_rx(t).search(where)
+            and not _term_rx(t).search(ent) and not (listed and _NUMBER.fullmatch(t))]
+    if not said:
+        if any(_term_rx(t).search(text) for t in tokens):
+            return False, "the detail only repeats where the cause is; say what is wrong (the value, the mechanism)"
         return False, "the detail does not name the cause"
     concrete = [t for t in tokens if is_concrete(t)]
-    ent = entity.lower()
     if concrete and not any(_term_rx(t).search(text) or _term_rx(t).search(ent) for t in concrete):
         return False, "the detail is not concrete (no key, device, release or value of this cause)"
     own = own_text(rc)

@@ -82,6 +82,13 @@ def migration_id(w: World) -> str:
     return f"{w.migration_seq:03d}"
 
 
+def edit(key: str, old: object, new: object) -> str:
+    """How a config edit reads in the history, for faults and noise alike: ``key: old -> new``. An
+    empty value is written ``''`` as the config tools show it, so an emptied setting is visible."""
+    empty = "''"
+    return f"{key}: {old if old != '' else empty} -> {new if new != '' else empty}"
+
+
 def entries(w: World, service: str, kind: str, prefix: str = "") -> Iterator[Change]:
     """The history's entries for one service and kind whose detail starts with ``prefix`` (a key)."""
     return (c for c in w.changes if c.service == service and c.kind == kind and c.detail.startswith(prefix))

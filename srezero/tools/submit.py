@@ -22,7 +22,7 @@ class Claim(BaseModel):
     entity: str = Field(max_length=200, description="service, replica, node, disk (node/device) or config key "
                                                     "(service.key); see docs/scoring.md for naming")
     category: Category = Field(description="fault category from the taxonomy")
-    detail: str = Field("", max_length=500, description="the concrete detail: key and bad value, device, limit...")
+    detail: str = Field("", max_length=500, description="what is wrong, not only where: the key and its bad value, the device and how it fails, the release...")
 
 
 @tool("submit", 5)

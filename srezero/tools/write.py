@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 from pydantic import Field
 
+from srezero.sim import changes
 from srezero.sim import config as cfg
 from srezero.sim.components import Deploy
 from srezero.tools.read import _node, _service
@@ -120,7 +121,7 @@ def set_config(ctx: ToolContext,
         raise ToolError(f"bad value for {service}.{key}: {exc}") from None
     old = svc.config.get(key)
     svc.config[key] = new
-    w.change(service, "config", f"{key}: {old} -> {new}", AGENT)
+    w.change(service, "config", changes.edit(key, old, new), AGENT)
     w.emit("Normal", "ConfigChanged", service, f"configmap {service}-config updated ({key})")
     if key.startswith("env."):
         w.env.process(_rolling_restart(w, [r for r in svc.replicas if r.state != "Terminated"]))

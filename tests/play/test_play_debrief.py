@@ -178,7 +178,8 @@ def _truths() -> list[tuple[str, str, str]]:
                     if key and svc in services:
                         out.append((info.id, key, rc.detail))
             out += [(info.id, tok, rc.detail) for rc in env.truth for tok in rc.detail_tokens
-                    if re.search(r"[_\d]", tok)]  # identifiers (customer_id, db_retries), not plain words
+                    if re.search(r"[_\d]", tok) and not re.fullmatch(r"-?[\d.]+", tok)]
+    # identifiers (customer_id, db_retries), not plain words or bare numbers (a bad value such as 30)
     return out
 
 

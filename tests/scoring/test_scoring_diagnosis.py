@@ -9,7 +9,7 @@ from srezero.scoring import detail, naming
 from srezero.scoring import diagnosis as diag
 
 KEY = RootCause(entity="web_server.db_timeout_ms", category="misconfiguration", detail="db_timeout_ms set to 40",
-                detail_tokens=("db_timeout_ms",), aliases=("web_server",), fault="bad_config", layer="application")
+                detail_tokens=("db_timeout_ms", "40"), aliases=("web_server",), fault="bad_config", layer="application")
 DISK = RootCause(entity="node-ab12/nvme1n1", category="hardware", detail="latent sector errors on nvme1n1",
                  detail_tokens=("sector", "I/O error", "nvme1n1", "smart"), aliases=("node-ab12",),
                  fault="latent_sector_errors", layer="disk")
@@ -187,6 +187,39 @@ def test_detail_must_name_the_cause_concretely() -> None:
     # the device may be named by the claim's entity instead
     assert detail_ok("latent sector errors", DISK, entity="node-ab12/nvme1n1")
     assert not detail_ok("latent sector errors", DISK, entity="node-ab12")
+
+
+def test_repeating_the_entity_is_not_a_detail() -> None:
+    """The detail must say what is wrong, not only where: the key's value, the disk's kind of failure."""
+    assert not detail_ok("web_server.db_timeout_ms")
+    assert not detail_ok("db_timeout_ms", entity="web_server")  # the key without its value
+    assert not detail_ok("db_timeout_ms is wrong")
+    assert not detail_ok("node-ab12/nvme1n1", DISK)
+    assert not detail_ok("nvme1n1", DISK, entity="node-ab12")  # which disk, not what is wrong with it
+    assert detail.check("web_server.db_timeout_ms", KEY.entity, KEY, VOCAB)[1].startswith("the detail only repeats")
+    assert detail_ok("db_timeout_ms=40")
+    assert detail_ok("set to 40ms")  # the claim's entity names the key
+
+
+def test_a_value_is_matched_as_a_whole_number() -> None:
+    assert not detail_ok("db_timeout_ms is 4000")
+    assert not detail_ok("db_timeout_ms is 40.5")
+    assert not detail_ok("db_timeout_ms is 140")
+    assert not detail_ok("db_timeout_ms on web-40")
+    assert detail_ok("db_timeout_ms is 40.")
+    # a detail listing many numbers gets no credit for containing the right one
+    assert not detail_ok("db_timeout_ms is one of 10 20 30 40 50 60")
+    assert detail_ok("db_timeout_ms 40 (was 2500) at 09:31:07, p99 1200 ms")
+
+
+def test_value_tokens_are_written_as_the_config_tools_show_them() -> None:
+    from srezero.faults.base import MISSING_WORDS, value_tokens
+
+    assert value_tokens(40) == ("40",)
+    assert value_tokens(2.0) == ("2.0", "2")
+    assert value_tokens("pgbouncer:6432") == ("pgbouncer:6432",)
+    assert value_tokens(False) == ("false", "off", "disabled")
+    assert value_tokens("") == MISSING_WORDS
 
 
 def test_keyword_stuffing_earns_nothing() -> None:

@@ -124,3 +124,20 @@ def test_one_stuffed_detail_matches_no_root_cause() -> None:
             passed += ok
             total += 1
     assert total >= 40 and passed == 0
+
+
+def test_a_detail_that_repeats_the_entity_or_category_passes_for_no_root_cause() -> None:
+    """Round-2 audit L2: a claim that localises a cause and then repeats its entity (or names only the
+    category) must not pass the detail check; the ground truth's own detail still must."""
+    from srezero.scoring import detail, naming
+
+    for task in tasks():
+        for seed in range(2):
+            env = srezero.make(task, seed)
+            env.reset()
+            vocab = naming.concrete_vocabulary(env.world)
+            for rc in env.truth:
+                assert detail.check(rc.detail, rc.entity, rc, vocab)[0], (task, seed, rc.detail)
+                for parrot in (rc.entity, f"{rc.entity} {rc.category}", rc.category.replace("_", " "),
+                               f"{rc.entity} is broken"):
+                    assert not detail.check(parrot, rc.entity, rc, vocab)[0], (task, seed, parrot)
