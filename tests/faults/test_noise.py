@@ -151,3 +151,21 @@ def test_the_change_history_tells_one_consistent_story(profile: str) -> None:
                 if (c.service, key) in last_value:
                     assert old == last_value[c.service, key], (seed, c)
                 last_value[c.service, key] = new
+
+
+@pytest.mark.parametrize("name", ["unrelated_alert", "batch_cpu_spike"])
+def test_cpu_noise_lands_on_any_node_the_database_and_cache_nodes_too(name: str, monkeypatch) -> None:
+    """Round-2 audit L4: when CPU noise avoided the database and cache nodes, a NodeCPUHigh alert (or a
+    hot ``top``) on one of them could only be a cause. Over seeds it reaches every kind of node."""
+    from srezero.faults import noise
+
+    busy = []
+    real = noise._host_job
+    monkeypatch.setattr(noise, "_host_job", lambda w, node, *a: (busy.append(node), real(w, node, *a)))
+    kinds: set[str] = set()
+    for seed in range(30):
+        busy.clear()
+        World.build(control("quiet", {name: 1}), seed)
+        (node,) = busy
+        kinds |= {r.kind for r in node.replicas}
+    assert {"database", "cache", "web_server"} <= kinds, kinds
