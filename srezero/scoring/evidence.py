@@ -8,11 +8,11 @@ text the agent received matches the pattern. Looking in the right place at the w
 the symptom exists, or with a search pattern that filters it out) does not count. Coverage is the
 share of signals surfaced; a control task (no fault) uses a few generic health reads.
 
-Only what the world returned is matched: the log lines ``search_logs`` found (its ``data``), and for
-the other tools their text without the opening line that describes the call itself ("no log lines
-matching '<pattern>' in worker ...", "error_rate of web_server over the last 15 min ...", "dmesg on
-node-x:"). Those lines quote the agent's own arguments back, and an argument is not evidence: a
-search pattern that matches nothing but spells every signal phrase surfaces nothing.
+Only what the world returned is matched (``ToolOutput.returned``): a tool declares how many opening
+lines of its text restate the call (``ToolOutput.echo_lines``: "no log lines matching '<pattern>' in
+worker ...", "error_rate of web_server over the last 15 min ...", "dmesg on node-x:"). Those lines
+quote the agent's own arguments back, and an argument is not evidence: a search pattern that matches
+nothing but spells every signal phrase surfaces nothing.
 """
 
 from __future__ import annotations
@@ -22,28 +22,6 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from srezero.tools.registry import target_of
-
-#: The opening line in which a read tool describes the call (quoting its arguments back), per tool.
-#: Matched against the first line only, in full, so a line of returned data is never dropped.
-_CALL_LINE: dict[str, re.Pattern[str]] = {
-    "search_logs": re.compile(r"no log lines matching .* in \S+ over the last \d+ min|\d+ line\(s\) from \S+.*"),
-    "query_metrics": re.compile(r"\S+ of \S+ over the last \d+ min .*"),
-    "get_config": re.compile(r"\S+ configuration:"),
-    "get_changes": re.compile(r"no changes in the last \S+ h"),
-    "node_diagnostics": re.compile(r"(dmesg|disk|top|limits) on \S+:"),
-    "inspect_database": re.compile(r"database \w+:"),
-    "inspect_cache": re.compile(r"cache \w+:"),
-    "inspect_queue": re.compile(r"message_queue \w+:"),
-}
-
-
-def returned_text(tool: str, text: str, data: Any = None) -> str:
-    """The part of a read's output that the world returned, without any echo of the call's arguments."""
-    if tool == "search_logs" and isinstance(data, list):
-        return "\n".join(str(line) for line in data)  # the matching lines; the header quotes the pattern
-    head, _, rest = text.partition("\n")
-    rx = _CALL_LINE.get(tool)
-    return rest if rx is not None and rx.fullmatch(head) else text
 
 
 @dataclass
@@ -57,11 +35,12 @@ class EvidenceTracker:
         self.found = [False] * len(self.signals)
         self._rx = [re.compile(p, re.IGNORECASE) if p else None for _, _, _, p in self.signals]
 
-    def observe(self, step: int, tool: str, args: dict[str, Any], text: str, data: Any = None) -> list[int]:
-        """Mark the signals this read surfaced (``text`` and ``data``: the tool's output); returns their indices."""
+    def observe(self, step: int, tool: str, args: dict[str, Any], returned: str) -> list[int]:
+        """Mark the signals this read surfaced (``returned``: what the world returned, ``ToolOutput.returned``);
+        returns their indices."""
         new = []
         called_on = target_of(tool, args)
-        text = returned_text(tool, text, data)
+        text = returned
         for i, (stool, ent, sargs, _) in enumerate(self.signals):
             if self.found[i] or stool != tool:
                 continue

@@ -130,7 +130,7 @@ def inspect_database(ctx: ToolContext,
                                      "slots; tables: size and dead tuples; indexes: indexes and sequential scans"]
                      ) -> ToolOutput:
     """Inspect the database like psql would: sessions, locks, replication and slots, tables, indexes."""
-    return ToolOutput(f"database {view}:\n" + _database(ctx.world, view))
+    return ToolOutput(f"database {view}:\n" + _database(ctx.world, view), echo_lines=1)
 
 
 def _cache(w: World, section: str) -> str:
@@ -169,7 +169,7 @@ def inspect_cache(ctx: ToolContext,
                   section: Annotated[Literal["info", "hotkeys"], "info: memory, hit ratio, evictions, auth; "
                                      "hotkeys: the keys taking the most operations"] = "info") -> ToolOutput:
     """Inspect the cache like redis-cli would: INFO (memory, hits, evictions, auth failures) or --hotkeys."""
-    return ToolOutput(f"cache {section}:\n" + _cache(ctx.world, section))
+    return ToolOutput(f"cache {section}:\n" + _cache(ctx.world, section), echo_lines=1)
 
 
 def _queue(w: World, view: str) -> str:
@@ -217,4 +217,4 @@ def inspect_queue(ctx: ToolContext,
                                   "messages: the head of the queue with delivery counts; consumers: per worker"]
                   = "queues") -> ToolOutput:
     """Inspect the message broker like its management UI: queues, head messages, consumers."""
-    return ToolOutput(f"message_queue {view}:\n" + _queue(ctx.world, view))
+    return ToolOutput(f"message_queue {view}:\n" + _queue(ctx.world, view), echo_lines=1)

@@ -160,7 +160,7 @@ def query_metrics(ctx: ToolContext,
             f"  {w.stamp(c0 * TICK_S)[11:16]} {spark} {w.stamp(c1 * TICK_S)[11:16]}\n"
             f"  values: {' '.join(_fmt(v) for v in shown)}")
     return ToolOutput(text, {"target": target, "metric": metric, "start": w.stamp(c0 * TICK_S), "step_s": TICK_S * step,
-                             "values": [round(v, 6) for v in shown]})
+                             "values": [round(v, 6) for v in shown]}, echo_lines=1)
 
 
 @tool("read", 10, target_arg="service")
@@ -183,9 +183,10 @@ def search_logs(ctx: ToolContext,
                         "exponential time; drop the outer repetition, e.g. (a+)+ -> a+")
     lines, _, truncated = logs.search(ctx.world, reps, pattern, level, float(window_s), limit)
     if not lines:
-        return ToolOutput(f"no log lines matching {pattern!r} in {service} over the last {window_s // 60} min", [])
+        return ToolOutput(f"no log lines matching {pattern!r} in {service} over the last {window_s // 60} min", [],
+                          echo_lines=1)
     head = f"{len(lines)} line(s) from {service}" + (" (limit reached; older matches not shown)" if truncated else "")
-    return ToolOutput(head + "\n" + "\n".join(lines), lines)
+    return ToolOutput(head + "\n" + "\n".join(lines), lines, echo_lines=1)
 
 
 @tool("read", 10, target_arg="service")
@@ -236,7 +237,7 @@ def get_config(ctx: ToolContext, service: Annotated[str, "service whose live con
     cfg = ctx.world.services[name].config
     lines = [f"{k} = {v!r}" if isinstance(v, str) else f"{k} = {str(v).lower() if isinstance(v, bool) else v}"
              for k, v in sorted(cfg.items())]
-    return ToolOutput(f"{name} configuration:\n" + "\n".join(lines), dict(sorted(cfg.items())))
+    return ToolOutput(f"{name} configuration:\n" + "\n".join(lines), dict(sorted(cfg.items())), echo_lines=1)
 
 
 @tool("read", 5, target_arg="service")
@@ -259,7 +260,7 @@ def get_changes(ctx: ToolContext,
         deploys.append(f"  {kind}: " + " -> ".join(d.version for d in svc.deploys[-3:]) + " (current)")
     text = ("\n".join(lines) if lines else f"no changes in the last {window_h:g} h") + "\nreleases:\n" + "\n".join(deploys)
     return ToolOutput(text, [{"at": w.stamp(c.at), "service": c.service, "kind": c.kind, "detail": c.detail,
-                              "author": c.author} for c in items])
+                              "author": c.author} for c in items], echo_lines=0 if lines else 1)
 
 
 @tool("read", 10, target_arg="node")
@@ -272,7 +273,7 @@ def node_diagnostics(ctx: ToolContext,
     n = _node(ctx, node)
     w = ctx.world
     render = {"dmesg": nodediag.dmesg, "disk": nodediag.disk_health, "top": nodediag.top, "limits": nodediag.limits}
-    return ToolOutput(f"{check} on {node}:\n" + render[check](w, n))
+    return ToolOutput(f"{check} on {node}:\n" + render[check](w, n), echo_lines=1)
 
 
 @tool("read", 0)

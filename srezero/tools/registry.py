@@ -44,10 +44,24 @@ class ToolError(Exception):
 
 @dataclass
 class ToolOutput:
-    """What a tool returns: text the agent reads plus structured data for programs."""
+    """What a tool returns: text the agent reads plus structured data for programs.
+
+    ``echo_lines`` is how many opening lines of ``text`` restate the call, quoting its arguments back
+    ("dmesg on node-3:", "no log lines matching 'x' in worker ..."). The agent reads them; the evidence
+    scorer never does (:attr:`returned`), so an argument cannot surface a signal by being echoed.
+    """
 
     text: str
     data: Any = None
+    echo_lines: int = 0
+
+    @property
+    def returned(self) -> str:
+        """The part of ``text`` that the world returned: everything after the echoed lines."""
+        if not self.echo_lines:
+            return self.text
+        parts = self.text.split("\n", self.echo_lines)
+        return parts[self.echo_lines] if len(parts) > self.echo_lines else ""
 
 
 @dataclass

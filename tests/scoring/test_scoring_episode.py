@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
 from scoring_helpers import (
     control_spec,
@@ -176,25 +178,35 @@ def test_an_echo_of_the_agent_s_own_pattern_is_not_evidence() -> None:
     assert r["evidence"]["found"] == ["search_logs(worker) showing /DATABASE_URL/"]
 
 
-@pytest.mark.parametrize(("tool", "args", "text", "data"), [
-    ("search_logs", {"service": "worker", "pattern": "(?!)SIGNAL"},
-     "no log lines matching '(?!)SIGNAL' in worker over the last 15 min", []),
-    ("search_logs", {"service": "worker", "pattern": "SIGNAL|x"}, "1 line(s) from worker\nnothing here", ["nothing here"]),
-    ("query_metrics", {"target": "worker", "metric": "SIGNAL"},
-     "SIGNAL of worker over the last 15 min (30s step, ms)\n  min 1  avg 1  max 1  last 1", {}),
-    ("get_config", {"service": "SIGNAL"}, "SIGNAL configuration:\nworkers = 8", {}),
-    ("node_diagnostics", {"node": "SIGNAL", "check": "dmesg"}, "dmesg on SIGNAL:\n[1.0] booted", None),
-    ("inspect_database", {"view": "SIGNAL"}, "database SIGNAL:\npid 1 idle", None),
-    ("get_changes", {"window_h": 1.0}, "no changes in the last SIGNAL h\nreleases:\n  worker: v1 (current)", []),
+@pytest.mark.parametrize("call", [
+    {"tool": "search_logs", "args": {"service": "worker", "pattern": "(?!)SIGNAL"}},
+    {"tool": "search_logs", "args": {"service": "worker", "pattern": "SIGNAL|INFO|WARN|ERROR"}},
+    {"tool": "query_metrics", "args": {"target": "worker", "metric": "error_rate"}},
+    {"tool": "get_config", "args": {"service": "worker"}},
+    {"tool": "get_changes", "args": {"window_h": 0.0001}},
+    {"tool": "node_diagnostics", "args": {"node": "<node>", "check": "dmesg"}},
+    {"tool": "inspect_database", "args": {"view": "locks"}},
+    {"tool": "inspect_cache", "args": {"section": "memory"}},
+    {"tool": "inspect_queue", "args": {"view": "consumers"}},
 ])
-def test_a_tool_s_line_about_the_call_is_not_evidence(tool, args, text, data) -> None:
-    """Only what the world returned is matched, never the opening line in which a tool quotes the call's
-    arguments back; the same text as returned data does count."""
-    from srezero.scoring.evidence import EvidenceTracker, returned_text
+def test_a_tool_s_line_about_the_call_is_not_evidence(call) -> None:
+    """Only what the world returned is matched, never the opening lines in which a tool quotes the call
+    back (``ToolOutput.echo_lines``): a signal whose pattern is exactly that echo is not surfaced, while
+    every line the world returned still counts."""
+    from srezero.scoring.evidence import EvidenceTracker
 
-    ev = EvidenceTracker([(tool, "*", {}, "SIGNAL")], {})
-    assert ev.observe(1, tool, args, text, data) == [] and "SIGNAL" not in returned_text(tool, text, data)
-    assert ev.observe(2, tool, args, "SIGNAL of the world", ["SIGNAL of the world"]) == [0]
+    env = srezero.make("inc-001", 0)
+    env.reset()
+    args = {k: (env.world.topo.nodes[0].name if v == "<node>" else v) for k, v in call["args"].items()}
+    out = env.backend.call(call["tool"], args)
+    echo, _, body = out.text.partition("\n")
+    assert out.echo_lines == 1 and out.returned == (body if out.text.count("\n") else "")
+    ev = EvidenceTracker([(call["tool"], "*", {}, re.escape(echo))], {})
+    assert ev.observe(1, call["tool"], args, out.returned) == []
+    if body:
+        last = body.splitlines()[-1]
+        ev = EvidenceTracker([(call["tool"], "*", {}, re.escape(last))], {})
+        assert ev.observe(1, call["tool"], args, out.returned) == [0]
 
 
 def test_summary_is_kept_but_never_needed() -> None:
