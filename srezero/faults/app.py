@@ -13,6 +13,7 @@ from srezero.faults.base import (
     Remedy,
     RootCause,
     Signal,
+    direction_tokens,
     register,
     value_tokens,
 )
@@ -76,7 +77,8 @@ class ConfigFault(Fault):
     def root_cause(self, w: World) -> RootCause:
         return RootCause(entity=f"{self.service}.{self.key}", category=self.meta.category,
                          detail=f"{self.key} set to {self.bad_value(w)!r}",
-                         detail_tokens=(self.key, *value_tokens(self.bad_value(w))),
+                         detail_tokens=(self.key, *value_tokens(self.bad_value(w)),
+                                        *direction_tokens(self.original, self.bad_value(w))),
                          aliases=(self.service,), fault=self.meta.name, layer=self.meta.layer)
 
     def oracle_reads(self, w: World) -> list[dict[str, Any]]:

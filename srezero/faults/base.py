@@ -121,6 +121,22 @@ def value_tokens(value: Any) -> tuple[str, ...]:
     return (str(value),)
 
 
+#: Words that say which way a number went wrong; a detail that uses both directions gets credit for
+#: neither (srezero.scoring.detail).
+LOWER_WORDS = ("too low", "too small", "too short", "too few", "lowered", "reduced", "decreased", "cut to", "shrunk")
+HIGHER_WORDS = ("too high", "too large", "too big", "too long", "too many", "raised", "increased")
+
+
+def direction_tokens(original: Any, bad: Any) -> tuple[str, ...]:
+    """For a number set too low or too high, the words that say so ("db_timeout_ms too low" says what
+    is wrong without the value); nothing for other values."""
+    numbers = (int, float)
+    if isinstance(original, bool) or isinstance(bad, bool) or not isinstance(original, numbers) \
+            or not isinstance(bad, numbers) or bad == original:
+        return ()
+    return LOWER_WORDS if bad < original else HIGHER_WORDS
+
+
 @dataclass
 class Target:
     kind: str  # service | replica | node | disk

@@ -6,8 +6,9 @@ A detail is *right* for a root cause when all of these hold:
    detail tokens (the mechanism words the primitive declares, the release, a config key's bad value)
    that is not already part of the root cause's entity or of the claim's entity. Repeating the
    entity ("web_server.db_timeout_ms", "node-3/nvme1n1") passes for no root cause: a misconfigured
-   key's detail gives its value, a disk's detail the kind of failure. A number counts as a whole
-   (40 is not 4000), and not at all in a detail that lists more than ``MAX_NUMBERS`` numbers.
+   key's detail gives its value or which way it is wrong ("too low"), a disk's detail the kind of
+   failure. A number counts as a whole (40 is not 4000), and not at all in a detail that lists more
+   than ``MAX_NUMBERS`` numbers; "too low" and "too high" in one detail count for neither.
 2. **It is concrete.** If the root cause has concrete tokens (anything that looks like a config key,
    a device, a version or a host: it contains ``_ . -`` or a digit), one of them appears in the
    detail or in the claim's entity. "a memory leak" is not the concrete detail of a leak shipped in
@@ -31,6 +32,7 @@ import re
 from functools import lru_cache
 from typing import TYPE_CHECKING
 
+from srezero.faults.base import HIGHER_WORDS, LOWER_WORDS
 from srezero.scoring.naming import is_concrete
 
 if TYPE_CHECKING:
@@ -67,6 +69,7 @@ FAMILIES: dict[str, tuple[str, ...]] = {
 }
 
 _WORD_CHARS = "a-z0-9_"
+_DIRECTION_WORDS = frozenset(LOWER_WORDS + HIGHER_WORDS)
 _NUMBER = re.compile(r"-?\d+(?:\.\d+)?")
 _NUMBER_IN_TEXT = re.compile(r"(?<![\w.:/-])-?\d+(?:\.\d+)?")
 
@@ -81,6 +84,10 @@ def _term_rx(term: str) -> re.Pattern[str]:
 @lru_cache(maxsize=4096)
 def _item_rx(item: str) -> re.Pattern[str]:
     return re.compile(rf"(?<![{_WORD_CHARS}]){re.escape(item)}(?![{_WORD_CHARS}])")
+
+
+def _says_both_directions(text: str) -> bool:
+    return any(_term_rx(x).search(text) for x in LOWER_WORDS) and any(_term_rx(x).search(text) for x in HIGHER_WORDS)
 
 
 def families_in(text: str) -> frozenset[str]:
@@ -119,8 +126,10 @@ def check(detail: str, entity: str, rc: RootCause, vocabulary: dict[str, str]) -
     where = rc.entity.lower()
     listed = len(set(_NUMBER_IN_TEXT.findall(text))) > MAX_NUMBERS
     # tokens match at the start of a word: "lock" is not in "clock", "port" is not in "report"
+    hedged = _says_both_directions(text)
     said = [t for t in tokens if _term_rx(t).search(text) and not _term_rx(t).search(where)
-            and not _term_rx(t).search(ent) and not (listed and _NUMBER.fullmatch(t))]
+            and not _term_rx(t).search(ent) and not (listed and _NUMBER.fullmatch(t))
+            and not (hedged and t in _DIRECTION_WORDS)]
     if not said:
         if any(_term_rx(t).search(text) for t in tokens):
             return False, "the detail only repeats where the cause is; say what is wrong (the value, the mechanism)"

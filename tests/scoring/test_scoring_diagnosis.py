@@ -201,6 +201,18 @@ def test_repeating_the_entity_is_not_a_detail() -> None:
     assert detail_ok("set to 40ms")  # the claim's entity names the key
 
 
+def test_which_way_a_number_is_wrong_is_a_detail_but_not_both_ways() -> None:
+    from srezero.faults.base import direction_tokens
+
+    low = RootCause(**{**KEY.__dict__, "detail_tokens": ("db_timeout_ms", "40", *direction_tokens(2500, 40))})
+    assert detail_ok("db_timeout_ms is too low", low, entity="web_server")
+    assert detail_ok("set too low", low)
+    assert not detail_ok("db_timeout_ms is too high", low, entity="web_server")
+    assert not detail_ok("db_timeout_ms is too low or too high", low, entity="web_server")
+    assert direction_tokens(10, 40) != direction_tokens(40, 10) and direction_tokens("a", "b") == ()
+    assert direction_tokens(True, False) == () and direction_tokens(5, 5) == ()
+
+
 def test_a_value_is_matched_as_a_whole_number() -> None:
     assert not detail_ok("db_timeout_ms is 4000")
     assert not detail_ok("db_timeout_ms is 40.5")
