@@ -108,6 +108,9 @@ class EpisodeServer(MCPServer):
         # hosts show prompts as commands (Claude Code: /mcp__srezero__page): one way to hand over the page
         self.prompt(name="page", title="the page", description="The on-call brief and the page that started "
                                                                "this incident.")(page)
+        # and as a resource, for hosts that attach context from resources rather than prompts
+        self.resource("srezero://episode/page", name="page", title="the page", mime_type="text/plain",
+                      description="The on-call brief and the page that started this incident.")(page)
 
     # ------------------------------------------------------------------ MCP surface
     async def list_tools(self) -> list[MCPTool]:

@@ -343,3 +343,21 @@ def test_no_change_notifications_are_advertised() -> None:
     caps = anyio.run(main)
     assert caps.tools.list_changed is False and caps.prompts.list_changed is False
     assert not caps.resources.subscribe and not caps.resources.list_changed
+
+
+def test_the_page_is_a_prompt_and_a_resource() -> None:
+    """Both capabilities the server advertises have content: the brief and page, and nothing else (no
+    ground truth, no record path)."""
+    async def main() -> Any:
+        with anyio.fail_after(HANG_GUARD_S):
+            async with mcp.Client(EpisodeServer(TASK, SEED)) as client:
+                resources = await client.list_resources()
+                read = await client.read_resource("srezero://episode/page")
+                prompt = await client.get_prompt("page")
+                return resources, read, prompt
+
+    resources, read, prompt = anyio.run(main)
+    assert [str(r.uri) for r in resources.resources] == ["srezero://episode/page"]
+    page = srezero.make(TASK, SEED).reset(seed=SEED)[0].text
+    assert page in read.contents[0].text
+    assert read.contents[0].text == prompt.messages[0].content.text
