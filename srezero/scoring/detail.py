@@ -125,8 +125,8 @@ def check(detail: str, entity: str, rc: RootCause, vocabulary: dict[str, str]) -
     ent = entity.lower()
     where = rc.entity.lower()
     listed = len(set(_NUMBER_IN_TEXT.findall(text))) > MAX_NUMBERS
-    # tokens match at the start of a word: "lock" is not in "clock", "port" is not in "report"
     hedged = _says_both_directions(text)
+    # tokens match at the start of a word: "lock" is not in "clock", "port" is not in "report"
     said = [t for t in tokens if _term_rx(t).search(text) and not _term_rx(t).search(where)
             and not _term_rx(t).search(ent) and not (listed and _NUMBER.fullmatch(t))
             and not (hedged and t in _DIRECTION_WORDS)]
