@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 
 from srezero.sim.clock import TICK_S
 from srezero.sim.metrics import R_MEM
+from srezero.sim.world import noise_table
 
 if TYPE_CHECKING:
     from srezero.sim.components import Replica
@@ -110,20 +111,21 @@ EXCEPTIONS = ("KeyError: 'currency'", "TypeError: unsupported operand type(s) fo
 
 
 class _Rand:
-    """Cheap deterministic randomness for rendering: a fixed table indexed by a running key."""
+    """Cheap deterministic randomness for rendering: the shared noise table indexed by a running key
+    that starts from the world's own offset into it."""
 
     __slots__ = ("key", "table")
 
     def __init__(self, w: World, *parts: int) -> None:
-        self.table = w.meas_noise_list  # Python floats: numpy scalar arithmetic is several times slower
-        k = 0
+        self.table = noise_table()[1]  # Python floats: numpy scalar arithmetic is several times slower
+        k = w.noise_offset
         for p in parts:
             k = (k * 1_000_003 + p) & 0xFFFFFFFF
         self.key = k
 
     def u(self) -> float:
         self.key = (self.key * 1_103_515_245 + 12_345) & 0x7FFFFFFF
-        x = self.table[self.key % 4099]
+        x = self.table[self.key % 4099]  # NOISE_TABLE_SIZE, as a literal in this hot loop
         return (x % 1.0 + 1.0) % 1.0
 
     def int(self, lo: int, hi: int) -> int:
@@ -191,11 +193,11 @@ def _slow_statement(w: World) -> str:
 
 
 class _Fields(dict):
-    """Template values computed on first use (most templates need two or three of them)."""
+    """Template values computed on first use (most templates need two or three of them); a field a
+    template repeats, like a lock waiter's pid, gets one value."""
 
-    def __init__(self, w: World, rep: Replica, r: _Rand, t: float) -> None:
-        super().__init__()
-        self.args = (w, rep, r, t)
+    __slots__ = ("args",)  # no Python-level __init__: it would double the cost of rendering a line
+    args: tuple[World, Replica, _Rand, float]
 
     def __missing__(self, key: str) -> object:
         value = _FIELD_FNS[key](*self.args)
@@ -204,7 +206,9 @@ class _Fields(dict):
 
 
 def _fields(w: World, rep: Replica, r: _Rand, t: float) -> _Fields:
-    return _Fields(w, rep, r, t)
+    fields = _Fields()
+    fields.args = (w, rep, r, t)
+    return fields
 
 
 _LEVEL_TAG = {"debug": "DEBUG", "info": "INFO ", "warn": "WARN ", "error": "ERROR"}
