@@ -283,6 +283,11 @@ class NodeOOM(NodeFault):
         room = n.mem_total_mb - n.mem_used_mb  # free memory now
         self.cap = room + biggest * 0.5  # at worst the node is half the biggest pod over
         ahead = self.params["growth_gb_per_h"] * 1024 * self.params["minutes_to_oom"] / 60.0
+        # a routine run of the same job may be on the node now (noise): take the next free name, so
+        # `kill_process <name>` means one process, as it would for an engineer reading `top`
+        taken = {d.name for d in n.daemons}
+        start = HOST_JOBS.index(self.job)
+        self.job = next((j for j in HOST_JOBS[start:] + HOST_JOBS[:start] if j not in taken), self.job)
         self.daemon = Daemon(self.job, "cron", 0.9, max(500.0, room - ahead))
         n.daemons.append(self.daemon)
         n.retotal()
@@ -290,13 +295,13 @@ class NodeOOM(NodeFault):
     def evolve(self, w: World) -> Generator[Any, Any, None]:
         d, n = self.daemon, self.node
         step = self.params["growth_gb_per_h"] * 1024 * TICK_S / 3600.0
-        while n.daemon(self.job) is d:
+        while d in n.daemons:  # by identity: a routine job may run under the same name later
             yield w.env.timeout(TICK_S)
             d.mem_mb = min(self.cap, d.mem_mb + step)
             n.retotal()
 
     def neutralised(self, w: World) -> bool:
-        return self.node.daemon(self.job) is None
+        return self.daemon not in self.node.daemons
 
     def why_active(self, w: World) -> str:
         return f"{self.job} still runs on {self.node.name} holding {self.daemon.mem_mb / 1024:.1f} GB"

@@ -256,3 +256,25 @@ def test_measurement_noise_never_reads_past_a_metric_bound() -> None:
     row = w.row_of[("cache", "hit_ratio")]
     w.buf[row, : w.col + 1] = 1.0
     assert w.series(row, 0, w.col).max() == 1.0
+
+
+def test_a_runaway_job_never_shares_its_name_with_a_routine_run(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Noise runs the same cron jobs: if one is on the node when the runaway starts, the runaway takes
+    another name, so killing the name ``top`` shows cures it (it used to kill the routine run)."""
+    from srezero.faults.kernel import NodeOOM
+    from srezero.sim.components import Daemon
+    from tests.faults.harness import play_oracle
+
+    inject = NodeOOM.inject
+
+    def with_routine_run(self: NodeOOM, w: World) -> None:
+        self.node.daemons.append(Daemon(self.job, "cron", 0.3, 1400.0))
+        self.node.retotal()
+        inject(self, w)
+
+    monkeypatch.setattr(NodeOOM, "inject", with_routine_run)
+    env = start(NodeOOM, 0)
+    f = env.world.faults[0]
+    assert [d.name for d in f.node.daemons].count(f.job) == 1
+    result = play_oracle(NodeOOM, 0)
+    assert result["mitigated"] and result["marks"] == 100.0
