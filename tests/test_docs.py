@@ -56,3 +56,29 @@ def test_readme_python_snippet_runs_as_written(capsys: pytest.CaptureFixture[str
     env = namespace["env"]
     assert env.trajectory and [s["error"] for s in env.trajectory if not s["ok"]] == []
     assert "PAGE" in capsys.readouterr().out
+
+
+def test_readme_variant_count_is_the_generators() -> None:
+    """The README quotes how many generated variants there are; a new primitive or target changes it."""
+    from srezero.task.generate import variants
+
+    text = (ROOT / "README.md").read_text()
+    quoted = re.search(r"\| generated task variants \(([\d,]+)\) \|", text)
+    assert quoted, "README.md: the `srezero generate` row no longer quotes the variant count"
+    real = sum(1 for _ in variants())
+    assert int(quoted.group(1).replace(",", "")) == real, \
+        f"README.md says {quoted.group(1)} generated variants; `srezero generate` counts {real:,}"
+
+
+def test_model_surface_names_what_a_read_tool_needs() -> None:
+    """Disk fields, node.up and MOUNTS are in extending.md's model surface table, and exist in the code."""
+    from srezero.sim.components import Disk, Node
+    from srezero.telemetry.node import MOUNTS, unreachable
+
+    guide = (ROOT / "docs" / "extending.md").read_text()
+    table = guide[guide.index("### Model surface for fault authors"):guide.index("### How the detail is judged")]
+    for attr in ("capacity_gb", "device", "used_frac", "used_gb"):
+        assert hasattr(Disk, attr) and f"`.{attr}`" in table, attr
+    assert "up" in Node.__slots__ and "| `node.up` |" in table
+    assert MOUNTS and "`MOUNTS`" in table and unreachable.__name__ in table
+    assert "stable_int(w.spec.id, w.seed," in table  # keyed like every stream (srezero/sim/rng.py)

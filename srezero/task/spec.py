@@ -7,7 +7,9 @@ building a world, so a broken file is reported with its field and problem before
 
 from __future__ import annotations
 
+import difflib
 import re
+from collections.abc import Collection, Iterable
 from typing import Any, Literal
 
 from pydantic import (
@@ -41,9 +43,47 @@ _SELECTOR = re.compile(r"^(?:(?P<fn>node|disk|root_disk)\((?P<inner>[^)]*)\)|(?P
                        r"(?:\.(?P<role>[a-z_]+)|\[(?P<idx>[0-9]+|\*)\])?)$")
 
 
-def selector_problem(selector: str, min_replicas: dict[str, int] | None = None) -> str | None:
-    """Why a target selector can never resolve (None if it is fine). Mirrors ``faults.base.resolve_target``."""
-    counts = min_replicas or MIN_REPLICAS
+def did_you_mean(name: str, known: Iterable[str]) -> str:
+    """``"; did you mean x?"`` for a close match among ``known``, else ``""`` (callers add where to look)."""
+    close = difflib.get_close_matches(name, list(known), n=2, cutoff=0.6)
+    return f"; did you mean {' or '.join(close)}?" if close else ""
+
+
+#: The [topology] field that fixes each service's replica count, where one does.
+SIZE_FIELDS = {"web_server": "web_replicas", "worker": "worker_replicas"}
+
+
+def _indices(n: int) -> str:
+    return "index 0" if n == 1 else f"indices 0-{n - 1}"
+
+
+def _index_problem(selector: str, svc: str, idx: str, n: int, bound: Literal["min", "max"],
+                   fixed: Collection[str]) -> str:
+    """Why ``svc[idx]`` (idx >= n) can miss. ``bound`` says what ``n`` is: the most replicas any
+    topology has ("max"), or the fewest this task's topology may have ("min")."""
+    head = f"target {selector!r}: index {idx}"
+    if MIN_REPLICAS[svc] == MAX_REPLICAS[svc]:
+        roles = "; use database.primary or database.replica" if svc == "database" else ""
+        return f"{head} is out of range: {svc} always has {n} replica(s) ({_indices(n)}){roles}"
+    if bound == "max":
+        return (f"{head} is out of range: {svc} has at most {n} replicas ({_indices(n)}) in any topology; "
+                "use [*] for a seed-chosen one")
+    if svc in fixed:
+        return (f"{head} is out of range: [topology] {SIZE_FIELDS[svc]} = {n} gives {svc} {n} replicas "
+                f"({_indices(n)}); use [*] for a seed-chosen one, or raise {SIZE_FIELDS[svc]}")
+    return (f"{head} does not exist on every seed: the seed may give {svc} as few as {n} replicas "
+            f"({_indices(n)}); use [*] for a seed-chosen one, or fix the size with [topology] {SIZE_FIELDS[svc]}")
+
+
+def selector_problem(selector: str, min_replicas: dict[str, int] | None = None, *,
+                     bound: Literal["min", "max"] = "min", fixed: Collection[str] = ()) -> str | None:
+    """Why a target selector can never resolve (None if it is fine). Mirrors ``faults.base.resolve_target``.
+
+    ``min_replicas`` are replica counts per service: with ``bound="min"`` (default :data:`MIN_REPLICAS`)
+    the fewest a seed may give, an index must be below it on every seed; with ``bound="max"``
+    (:data:`MAX_REPLICAS`) the most any topology has. ``fixed`` names services whose count the task's
+    [topology] sets, for the message."""
+    counts = min_replicas or (MAX_REPLICAS if bound == "max" else MIN_REPLICAS)
     m = _SELECTOR.match(selector.strip())
     if not m:
         return (f"bad target selector {selector!r}; use a service (web_server), a replica (web_server[*], "
@@ -58,16 +98,16 @@ def selector_problem(selector: str, min_replicas: dict[str, int] | None = None) 
         if not (im.group("role") or im.group("idx")):
             return (f"bad target selector {selector!r}: {m.group('fn')}() needs a replica such as "
                     f"{inner}[*] or database.primary, not a whole service")
-        return selector_problem(inner, counts)
+        return selector_problem(inner, counts, bound=bound, fixed=fixed)
     svc = m.group("svc")
     if svc not in SERVICES:
-        return f"unknown service {svc!r} in target {selector!r}; services: {', '.join(SERVICES)}"
+        return (f"unknown service {svc!r} in target {selector!r}{did_you_mean(svc, SERVICES)} "
+                f"(services: {', '.join(SERVICES)})")
     role, idx = m.group("role"), m.group("idx")
     if role is not None and (svc != "database" or role not in ("primary", "replica")):
         return f"bad target selector {selector!r}: only database.primary and database.replica have roles"
     if idx is not None and idx != "*" and int(idx) >= counts[svc]:
-        return (f"target {selector!r}: index {idx} is out of range, {svc} can have as few as {counts[svc]} "
-                f"replica(s) (indices 0-{counts[svc] - 1}; use [*] for a seed-chosen one)")
+        return _index_problem(selector, svc, idx, counts[svc], bound, fixed)
     return None
 
 
@@ -90,6 +130,10 @@ class TopologySpec(_Model):
             out["worker"] = self.worker_replicas
         return out
 
+    def fixed(self) -> tuple[str, ...]:
+        """Services whose replica count this topology sets (the rest are the seed's choice)."""
+        return tuple(svc for svc, name in SIZE_FIELDS.items() if getattr(self, name) is not None)
+
 
 class TrafficSpec(_Model):
     scale: StrictFloat = Field(1.0, gt=0.2, le=2.0, description="multiplier on the seeded base request rate")
@@ -110,11 +154,11 @@ class FaultSpec(_Model):
 
         load_all()
         cls = REGISTRY.get(self.primitive)
-        if cls is None:
-            known = ", ".join(sorted(REGISTRY))
-            raise ValueError(f"@primitive: unknown fault primitive {self.primitive!r}; known primitives: {known}")
+        if cls is None:  # a suggestion, not the whole catalogue (50-odd names): `srezero faults` has it
+            raise ValueError(f"@primitive: unknown fault primitive {self.primitive!r}"
+                             f"{did_you_mean(self.primitive, REGISTRY)} (`srezero faults` lists all {len(REGISTRY)})")
         problems: list[str] = []
-        problem = selector_problem(self.target, MAX_REPLICAS)  # the topology's own counts: TaskSpec
+        problem = selector_problem(self.target, bound="max")  # the task's own topology: TaskSpec
         if problem:
             problems.append(f"@target: {problem}")
         else:
@@ -173,13 +217,18 @@ class NoiseSpec(_Model):
 
 
 def _check_noise_names(items: dict[str, int], what: str) -> None:
+    """Every bad item at once, each at its own field (``distractors.benign_deploys``) like a fault's params."""
     from srezero.faults.noise import NOISE
 
+    problems = []
     for name, n in items.items():
         if name not in NOISE:
-            raise ValueError(f"unknown {what} {name!r}; known: {', '.join(sorted(NOISE))}")
-        if not 0 <= n <= 10:
-            raise ValueError(f"count for {name!r} must be 0-10, got {n}")
+            problems.append(f"@{name}: unknown {what} {name!r}{did_you_mean(name, NOISE)} "
+                            f"(known: {', '.join(sorted(NOISE))})")
+        elif not 0 <= n <= 10:
+            problems.append(f"@{name}: count for {name!r} must be 0-10, got {n}")
+    if problems:
+        raise ValueError("\n".join(problems))
 
 
 class BudgetSpec(_Model):
@@ -310,7 +359,7 @@ class TaskSpec(_Model):
             raise ValueError("@faults: every fault has visible = false; at least one fault must cause the page")
         counts = self.topology.min_replicas()
         for i, f in enumerate(self.faults):
-            problem = selector_problem(f.target, counts)
+            problem = selector_problem(f.target, counts, fixed=self.topology.fixed())
             if problem:
                 raise ValueError(f"@faults[{i}].target: {problem}")
         if "misleading" in self.tags and not any(self.distractors.get(n, 0) for n in RED_HERRINGS):

@@ -96,9 +96,13 @@ def lookup_ids(extra: tuple[str, ...] = ()) -> tuple[dict[str, list[Path]], list
 
 def validate_paths(paths: list[str | Path], extra: tuple[str, ...] = ()
                    ) -> tuple[list[tuple[Path, TaskSpec | None, list[Problem]]], list[Problem]]:
-    """Validate files and directories. Returns per-file results and cross-file problems: duplicate ids
-    among the files, and ids already taken in the task lookup (bundled tasks, ``SREZERO_TASKS_PATH``
-    and the ``extra`` directories), which would make every lookup fail once both are on the path."""
+    """Validate files and directories. Returns per-file results and the problems of no one file.
+
+    A file's problems include the ones that need the other files: a duplicate id among the files, and
+    an id already taken in the task lookup (bundled tasks, ``SREZERO_TASKS_PATH`` and the ``extra``
+    directories), which would make every lookup fail once both are on the path. So a file is valid
+    exactly when its problem list is empty. The second list holds what concerns no single file (a
+    directory on the lookup that does not exist)."""
     results = []
     seen: dict[str, Path] = {}
     taken, cross = lookup_ids(extra)
@@ -109,13 +113,13 @@ def validate_paths(paths: list[str | Path], extra: tuple[str, ...] = ()
             continue
         if not f.stem.startswith("_"):
             if spec.id in seen:
-                cross.append(Problem(str(f), "id", f"duplicate task id {spec.id!r}, also in {seen[spec.id]}"))
+                problems.append(Problem(str(f), "id", f"duplicate task id {spec.id!r}, also in {seen[spec.id]}"))
             seen.setdefault(spec.id, f)
         other = [p for p in taken.get(spec.id, []) if p != f.resolve()]
         if other:
-            cross.append(Problem(str(f), "id", f"task id {spec.id!r} is already taken by {other[0]}; the bundled "
-                                 "tasks, SREZERO_TASKS_PATH and --tasks-dir share one lookup, where a duplicate id "
-                                 "makes every lookup fail: choose another id"))
+            problems.append(Problem(str(f), "id", f"task id {spec.id!r} is already taken by {other[0]}; the "
+                                    "bundled tasks, SREZERO_TASKS_PATH and --tasks-dir share one lookup, where a "
+                                    "duplicate id makes every lookup fail: choose another id"))
     return results, cross
 
 

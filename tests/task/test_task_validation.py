@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from srezero.task.validate import validate_paths
+from srezero.task.validate import Problem, validate_paths
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -37,9 +37,19 @@ CASES = [
     ("bad-selector", "", "", "[[faults]]\nprimitive = 'crash_loop'\ntarget = 'web_server(1)'",
      "faults[1].target", "bad target selector"),
     ("unknown-service", "", "", "[[faults]]\nprimitive = 'crash_loop'\ntarget = 'web_servr'",
-     "faults[1].target", "unknown service 'web_servr'"),
+     "faults[1].target", "unknown service 'web_servr' in target 'web_servr'; did you mean web_server?"),
+    ("primitive-typo", "", "", "[[faults]]\nprimitive = 'disk_ful'\ntarget = 'disk(database.primary)'",
+     "faults[1].primitive", "unknown fault primitive 'disk_ful'; did you mean disk_full or db_disk_full? (`srezero faults` lists all"),
+    ("replica-beyond-any-topology", "", "", "[[faults]]\nprimitive = 'bad_backend_weight'\ntarget = 'web_server[8]'",
+     "faults[1].target", "index 8 is out of range: web_server has at most 8 replicas (indices 0-7) in any topology"),
+    ("replica-not-on-every-seed", "", "", "[[faults]]\nprimitive = 'bad_backend_weight'\ntarget = 'web_server[3]'",
+     "faults[1].target", "index 3 does not exist on every seed: the seed may give web_server as few as 3 replicas "
+     "(indices 0-2); use [*] for a seed-chosen one, or fix the size with [topology] web_replicas"),
+    ("replica-fixed-service", "", "", "[[faults]]\nprimitive = 'crash_loop'\ntarget = 'node(database[2])'",
+     "faults[1].target", "database always has 2 replica(s) (indices 0-1); use database.primary or database.replica"),
     ("replica-out-of-range", "[topology]\nweb_replicas = 3", "", "[[faults]]\nprimitive = 'latent_sector_errors'\n"
-     "target = 'disk(web_server[3])'", "faults[1].target", "index 3 is out of range"),
+     "target = 'disk(web_server[3])'", "faults[1].target",
+     "index 3 is out of range: [topology] web_replicas = 3 gives web_server 3 replicas (indices 0-2)"),
     ("node-of-service", "", "", "[[faults]]\nprimitive = 'latent_sector_errors'\ntarget = 'disk(web_server)'",
      "faults[1].target", "needs a replica"),
     ("param-range", "", "", "[[faults]]\nprimitive = 'latent_sector_errors'\ntarget = 'disk(database.primary)'\n"
@@ -50,9 +60,12 @@ CASES = [
      "params = { read_error_rate = 'high' }", "faults[1].params.read_error_rate", "must be a number"),
     ("at-negative", "", "at = -5", "", "faults[0].at", "greater than or equal to 0"),
     ("faults-as-table", "", "", "", "faults", "array of tables"),
-    ("unknown-noise", "", "", "[noise]\nextra = { gremlins = 1 }", "noise.extra", "unknown noise primitive 'gremlins'"),
-    ("unknown-distractor", "", "", "[distractors]\nbenign_deploys = 1", "distractors",
-     "unknown distractor 'benign_deploys'"),
+    ("unknown-noise", "", "", "[noise]\nextra = { gremlins = 1 }", "noise.extra.gremlins",
+     "unknown noise primitive 'gremlins' (known: "),
+    ("unknown-distractor", "", "", "[distractors]\nbenign_deploys = 1", "distractors.benign_deploys",
+     "unknown distractor 'benign_deploys'; did you mean benign_deploy or"),
+    ("distractor-count", "", "", "[distractors]\nbenign_deploy = 11", "distractors.benign_deploy",
+     "count for 'benign_deploy' must be 0-10, got 11"),
     ("bad-profile", "", "", "[noise]\nprofile = 'loud'", "noise.profile", "'quiet', 'default' or 'noisy'"),
     ("unknown-alert", "", "", "[alert]\nname = 'EverythingIsOnFire'", "alert.name", "unknown alert 'EverythingIsOnFire'"),
     ("alert-metric", "", "", "[alert]\nname = 'Custom'\nentity = 'cache'\nmetric = 'queue_depth'", "alert.metric",
@@ -129,9 +142,12 @@ def test_id_must_match_file_name_and_be_unique(tmp_path: Path) -> None:
     (b / "dup-1.toml").write_text(GOOD.format(id="dup-1", top="", fault="", rest=""))
     (b / "other.toml").write_text(GOOD.format(id="not-other", top="", fault="", rest=""))
     results, cross = validate_paths([a, b])
-    assert [str(p) for p in cross] == [f"{b / 'dup-1.toml'}: id: duplicate task id 'dup-1', also in {a / 'dup-1.toml'}"]
-    other = next(r for r in results if r[0].name == "other.toml")
-    assert [str(p) for p in other[2]] == [f"{b / 'other.toml'}: id: id 'not-other' must match the file name 'other'"]
+    assert cross == []
+    problems = {r[0]: [str(p) for p in r[2]] for r in results}
+    assert problems[a / "dup-1.toml"] == []
+    assert problems[b / "dup-1.toml"] == [
+        f"{b / 'dup-1.toml'}: id: duplicate task id 'dup-1', also in {a / 'dup-1.toml'}"]
+    assert problems[b / "other.toml"] == [f"{b / 'other.toml'}: id: id 'not-other' must match the file name 'other'"]
 
 
 def test_every_problem_is_reported_not_just_the_first(tmp_path: Path) -> None:
@@ -143,19 +159,32 @@ def test_every_problem_is_reported_not_just_the_first(tmp_path: Path) -> None:
     assert {"colour", "faults[1].params.read_error_rate", "faults[1].params.growth", "budget.steps"} <= fields
 
 
+def test_an_unknown_primitive_is_not_answered_with_the_whole_catalogue(tmp_path: Path) -> None:
+    """It used to list all 50-odd primitives; a suggestion and `srezero faults` are enough."""
+    path = _write(tmp_path, "typo", "", "", "[[faults]]\nprimitive = 'disk_on_fire'\ntarget = 'web_server'")
+    (result,), _ = validate_paths([path])
+    (problem,) = result[2]
+    assert problem.field == "faults[1].primitive" and "did you mean" not in problem.message
+    assert "(`srezero faults` lists all" in problem.message and "wrong_health_check_path" not in problem.message
+
+
+def _problems(path: Path, extra: tuple[str, ...] = ()) -> list[Problem]:
+    (result,), cross = validate_paths([path], extra)
+    assert cross == []
+    return result[2]
+
+
 def test_an_id_taken_by_a_bundled_task_is_reported(tmp_path: Path) -> None:
     """A private inc-001 validated on its own used to pass; on the task path it broke every lookup."""
     path = tmp_path / "inc-001.toml"
     path.write_text(GOOD.format(id="inc-001", top="", fault="", rest=""))
-    (result,), cross = validate_paths([path])
-    assert result[2] == []
-    assert [(p.field, p.message.split(";")[0]) for p in cross] == [
+    assert [(p.field, p.message.split(";")[0]) for p in _problems(path)] == [
         ("id", f"task id 'inc-001' is already taken by {ROOT / 'tasks' / 'inc-001.toml'}")]
     # the bundled directory itself, and a file validated through its own --tasks-dir, are no clash
-    assert validate_paths([ROOT / "tasks" / "inc-001.toml"])[1] == []
+    assert _problems(ROOT / "tasks" / "inc-001.toml") == []
     other = tmp_path / "mine.toml"
     other.write_text(GOOD.format(id="mine", top="", fault="", rest=""))
-    assert validate_paths([other], (str(tmp_path),))[1] == [p for p in cross if p.path == str(other)]
+    assert _problems(other, (str(tmp_path),)) == []
 
 
 def test_an_id_taken_in_a_tasks_dir_is_reported(tmp_path: Path) -> None:
@@ -164,9 +193,23 @@ def test_an_id_taken_in_a_tasks_dir_is_reported(tmp_path: Path) -> None:
     mine.mkdir()
     for d in (theirs, mine):
         (d / "class-1.toml").write_text(GOOD.format(id="class-1", top="", fault="", rest=""))
-    assert validate_paths([mine])[1] == []
-    (problem,) = validate_paths([mine], (str(theirs),))[1]
+    assert _problems(mine / "class-1.toml") == []
+    (problem,) = _problems(mine / "class-1.toml", (str(theirs),))
     assert problem.field == "id" and str(theirs / "class-1.toml") in problem.message
+
+
+def test_validate_counts_a_taken_id_as_invalid(tmp_path: Path) -> None:
+    """A copy of a bundled task used to print "ok", count "1 valid", then an error and exit 1."""
+    from click.testing import CliRunner
+
+    from srezero.cli import cli
+
+    copy = tmp_path / "inc-001.toml"
+    copy.write_text((ROOT / "tasks" / "inc-001.toml").read_text())
+    res = CliRunner().invoke(cli, ["task", "validate", str(copy)])
+    assert res.exit_code == 1 and "ok " not in res.output
+    assert f"{copy}: id: task id 'inc-001' is already taken" in res.output
+    assert res.output.rstrip().endswith("0 valid, 1 invalid")
 
 
 def test_the_page_entity_decides_whether_a_task_is_misleading() -> None:
