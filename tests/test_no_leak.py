@@ -237,3 +237,12 @@ def test_shaped_rewards_do_not_announce_a_control_task() -> None:
         _obs, last, _term, _trunc, info = env.step("resolve()")
         assert info["result"]["evidence_coverage"] == 1.0  # the reads were evidence, paid at the end
         assert sum(rewards) + last == pytest.approx(info["result"]["marks"] / 100, abs=1e-9)
+
+
+def test_a_control_task_shares_its_page_and_budget_with_a_faulty_task() -> None:
+    """The first page shows the alert and the budget: a pair only a control has would mark it."""
+    specs = [srezero.get_task(t.id) for t in srezero.list_tasks()]
+    faulty = {(s.alert.name, s.budget.steps, s.budget.time_s) for s in specs if not s.ground_truth.no_fault}
+    for s in specs:
+        if s.ground_truth.no_fault:
+            assert (s.alert.name, s.budget.steps, s.budget.time_s) in faulty, s.id

@@ -23,24 +23,39 @@ from srezero.sim import config as cfg
 from srezero.sim.components import Deploy
 
 if TYPE_CHECKING:
+    from srezero.sim.components import Service
     from srezero.sim.world import World
 
 
-def ship(w: World, svc_name: str, defect: str, rate: float) -> Deploy:
-    """Roll out a new version of ``svc_name`` carrying ``defect`` (a cause, not a symptom). Its version
-    step and release note are drawn as every release's are (srezero.sim.changes)."""
+def ship(w: World, svc_name: str, defect: str, rate: float, author: str | None = None, noise: bool = False) -> Deploy:
+    """Roll out a new version of ``svc_name`` carrying ``defect`` (a cause, not a symptom; "" for a
+    healthy release, which noise ships the same way). Its version step and release note are drawn as
+    every release's are (srezero.sim.changes)."""
     svc = w.services[svc_name]
     message = changes.release_note(w)
-    new = Deploy(changes.next_version(w, svc_name, svc.deploy.version), w.now, w.author(), message, defect=defect,
-                 defect_rate=rate)
+    new = Deploy(changes.next_version(w, svc_name, svc.deploy.version), w.now, author or w.author(), message,
+                 defect=defect, defect_rate=rate)
     svc.deploys.append(new)
-    w.change(svc_name, "deploy", f"deployed {new.version}: {message}", new.author)
+    w.change(svc_name, "deploy", f"deployed {new.version}: {message}", new.author, noise=noise)
     w.emit("Normal", "ScalingReplicaSet", svc_name, f"Rolled out {svc_name} {new.version}")
-    for rep in svc.replicas:
-        if rep.state != "Terminated":
-            rep.version = new.version
-            w.restart_replica(rep, reason="Rollout", by_agent=True)
+    roll(w, svc, new.version)
     return new
+
+
+def roll(w: World, svc: Service, version: str) -> None:
+    """A rolling update: one pod at a time, the next once the previous is up again, so the service
+    keeps serving throughout (a healthy release must never dent an SLO by its rollout alone)."""
+    pods = [r for r in svc.replicas if r.state != "Terminated"]
+
+    def gen() -> Generator[Any, Any, None]:
+        for i, rep in enumerate(pods):
+            if i:
+                yield w.env.timeout(svc.startup_s + 5.0)
+            if rep.state != "Terminated":
+                rep.version = version
+                w.restart_replica(rep, reason="Rollout", by_agent=True)
+
+    w.env.process(gen())
 
 
 class ConfigFault(Fault):

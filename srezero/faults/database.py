@@ -46,20 +46,20 @@ class ConnectionLeak(Fault):
         self.version = ""
 
     def inject(self, w: World) -> None:
-        svc = w.services[self.service]
         self.version = ship(w, self.service, "conn_leak", self.params["leak_per_min"]).version
-        # start partly drained so the page comes within minutes, not hours
-        for rep in svc.replicas:
-            rep.leaked_conns = svc.config["db_pool_size"] * 0.5
 
     def evolve(self, w: World) -> Generator[Any, Any, None]:
         svc = w.services[self.service]
+        rolled: set[str] = set()  # pods that came up on the leaking release (the rollout goes pod by pod)
         while True:
             yield w.env.timeout(TICK_S)
             if svc.deploy.defect != "conn_leak":
                 continue
             step = self.params["leak_per_min"] * TICK_S / 60.0
             for rep in svc.replicas:
+                if rep.state == "Running" and rep.version == self.version and rep.name not in rolled:
+                    rolled.add(rep.name)  # starts partly drained, so the page comes within minutes, not hours
+                    rep.leaked_conns = max(rep.leaked_conns, svc.config["db_pool_size"] * 0.5)
                 if rep.state == "Running":
                     rep.leaked_conns = min(rep.leaked_conns + step, float(svc.config["db_pool_size"]) * 1.2)
 

@@ -10,10 +10,12 @@ Wording is drawn by :mod:`srezero.sim.changes`, as for faults' changes.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from srezero.sim import changes
+from srezero.sim.config import ENDPOINTS, HEALTH_PATHS
 from srezero.sim.nodes import SYSCTLS, sysctl_value
 from srezero.sim.topology import AUTHORS
 
@@ -24,49 +26,81 @@ if TYPE_CHECKING:
 
 #: Keys whose value is not a setting someone tunes (a countdown to certificate expiry).
 _NOT_EDITED = frozenset({"tls_cert_days_left"})
-_FACTORS = (0.5, 0.75, 1.5, 2.0)
 _LEVELS = ("debug", "info", "warn", "error")
 _INDEXES = (("orders", "created_at"), ("orders", "customer_id"), ("order_items", "order_id"),
             ("invoices", "status"), ("events", "occurred_at"), ("sessions", "user_id"), ("payments", "order_id"))
+#: How far an edit's old value may lie from its new one (a ratio, either way). An edit made while the
+#: metrics history runs stays modest, since the series would show a harmful old value; one made days
+#: before can be anything a fault's edit could be. No edit is timid: the ratio is always over 1.15.
+_RECENT_SPAN = 2.5
+_OLD_SPAN = 16.0
+#: Share of days-old edits that were reverted later: a bad-looking value set and put back, so a change
+#: away from a healthy value in the history is no proof by itself (the live config tells).
+_REVERTED_SHARE = 0.4
 
 
 def _pick(rng: Stream, seq: tuple[Any, ...] | list[Any]) -> Any:
     return seq[int(rng.integers(0, len(seq)))]
 
 
-def _earlier(value: Any, rng: Stream) -> Any:
-    """A plausible earlier setting of ``value`` (None when there is none)."""
+def _ratio(rng: Stream, span: float) -> float:
+    """A factor between 1/span and span, log-uniform in size, never within 15% of 1."""
+    size = math.exp(rng.uniform(math.log(1.15), math.log(span)))
+    return size if rng.random() < 0.5 else 1.0 / size
+
+
+def _other(value: str, pool: tuple[str, ...], rng: Stream) -> str | None:
+    others = [v for v in pool if v != value]
+    return _pick(rng, others) if others else None
+
+
+def _earlier(value: Any, rng: Stream, span: float) -> Any:
+    """Another plausible setting of ``value`` (None when there is none): what the key held before an
+    edit that arrived at ``value``, or what a later-reverted edit set. Drawn from the shapes faults'
+    edits have: any ratio, a limit put on or taken off, a flipped switch, another world's endpoint or
+    probe path (srezero.sim.config)."""
     if isinstance(value, bool):
         return not value
     if isinstance(value, int):
-        prev = _pick(rng, (50, 100, 200)) if value == 0 else round(value * _pick(rng, _FACTORS))
+        if value == 0:  # a limit taken off (0 is "none" for rate limits and retries)
+            return max(1, round(math.exp(rng.uniform(math.log(2.0), math.log(5000.0)))))
+        prev = round(value * _ratio(rng, span))
         return prev if prev != value and prev > 0 else None
     if isinstance(value, float):
-        prev = round(value * _pick(rng, _FACTORS), 2)
+        prev = round(value * _ratio(rng, span), 2)
         return prev if prev != value and prev > 0 else None
     if value in _LEVELS:
         return _pick(rng, [v for v in _LEVELS if v != value])
-    if value.startswith("/"):  # a probe path
-        return "/health" if value != "/health" else "/status"
-    if "@" in value or ":" in value:  # an address or URL: the service moved to its current name
-        host = value.rsplit("@", 1)[-1].split(":", 1)[0]
-        return value.replace(host, f"{host}-{_pick(rng, ('legacy', 'v1', 'old'))}", 1) if host else None
+    if value in HEALTH_PATHS:
+        return _other(value, HEALTH_PATHS, rng)
+    for pool in ENDPOINTS.values():  # an address, or a URL embedding one: the service moved here
+        for endpoint in pool:
+            if endpoint in value:
+                other = _other(endpoint, pool, rng)
+                return value.replace(endpoint, other, 1) if other else None
     return None
 
 
-def _earlier_sysctl(node: Node, key: str) -> str:
+def _earlier_sysctl(node: Node, key: str, rng: Stream, span: float) -> str:
     if key == "net.ipv4.tcp_tw_reuse":
         return "0" if node.tw_reuse else "1"
     if key == "net.ipv4.ip_local_port_range":
-        return f"{node.port_lo} {node.port_lo + node.ephemeral_ports // 2 - 1}"
-    return str((node.fd_max if key == "fs.file-max" else node.conntrack_max) // 2)
+        hi = node.port_lo + node.ephemeral_ports - 1
+        lo = min(hi - 1024, max(1024, round(node.port_lo * _ratio(rng, min(span, 4.0)))))
+        return f"{lo} {hi}"
+    now = node.fd_max if key == "fs.file-max" else node.conntrack_max
+    shift = 1 + int(rng.integers(0, 2 if span <= _RECENT_SPAN else 5))
+    return str(now << shift if rng.random() < 0.5 else max(1024, now >> shift))
 
 
 def past_edit(w: World, rng: Stream, when: float, author: str) -> Callable[[], None]:
     """An edit, ``when`` (in the past), that set a key to the value it has now: any service's config key
     (numbers, switches, levels, addresses; not secrets, whose changes are rotations), or about one
-    time in four a node's sysctl."""
+    time in four a node's sysctl. An edit days old (before the metrics history) may be any size, and
+    may be a revert: a bad-looking value set, then put back hours later."""
     built = {name: dict(svc.config) for name, svc in w.services.items()}
+    old = when < 0.0  # before the first column of the metrics history
+    span = _OLD_SPAN if old else _RECENT_SPAN
 
     def write() -> None:
         if rng.random() < 0.25:
@@ -75,7 +109,7 @@ def past_edit(w: World, rng: Stream, when: float, author: str) -> Callable[[], N
             if any(changes.entries(w, "node", "sysctl", f"{node.name}: {key}:")):
                 return
             w.noise_entities.add(node.name)
-            changes.record(w, when, "node", "sysctl", f"{node.name}: {key}: {_earlier_sysctl(node, key)} -> "
+            changes.record(w, when, "node", "sysctl", f"{node.name}: {key}: {_earlier_sysctl(node, key, rng, span)} -> "
                            f"{sysctl_value(node, key)} ({changes.reason(w)})", author, noise=True)
             return
         keys = [(name, key) for name in sorted(w.services) for key, value in w.services[name].config.items()
@@ -85,7 +119,19 @@ def past_edit(w: World, rng: Stream, when: float, author: str) -> Callable[[], N
             return
         name, key = _pick(rng, keys)
         now = w.services[name].config[key]
-        prev = _earlier(now, rng)
+        if old and rng.random() < _REVERTED_SHARE:
+            bad = _earlier(now, rng, span)
+            if isinstance(now, str) and bad is not None and bad not in _LEVELS and rng.random() < 0.3:
+                bad = ""  # an address or path emptied, as a crash-looping release's config is
+            if bad is not None:
+                w.noise_entities.add(name)
+                back = min(when + float(rng.uniform(600.0, 6 * 3600.0)), when / 2.0)  # still before the series
+                changes.record(w, when, name, "config", f"{changes.edit(key, now, bad)} ({changes.reason(w)})", author,
+                               noise=True)
+                changes.record(w, back, name, "config", f"{changes.edit(key, bad, now)} "
+                               f"({changes.reason(w)})", _pick(rng, AUTHORS), noise=True)
+                return
+        prev = _earlier(now, rng, span)
         if prev is None:
             return
         w.noise_entities.add(name)
@@ -97,7 +143,7 @@ def past_edit(w: World, rng: Stream, when: float, author: str) -> Callable[[], N
 def rotation(w: World, rng: Stream, when: float) -> Callable[[], None]:
     """A credential rotation that every consumer followed: the database password (the deploy bot syncs
     the services' secret version) or the cache's auth secret (the web tier's copy synced with it)."""
-    author = _pick(rng, AUTHORS[:8])
+    author = _pick(rng, AUTHORS)
     database = rng.random() < 0.5
     consumers = ("web_server", "worker")
     if database:
@@ -132,7 +178,7 @@ def migrations(w: World, rng: Stream) -> None:
     """One or two migrations days ago: an index built, or one dropped and rebuilt the same day."""
     table, column = _pick(rng, _INDEXES)
     when = w.now - float(rng.uniform(1.0, 12.0)) * 86400
-    author = _pick(rng, AUTHORS[:8])
+    author = _pick(rng, AUTHORS)
     index = f"{table}_{column}_idx"
     if rng.random() < 0.5:
         changes.record(w, when, "database", "migration", f"{changes.migration_id(w)}_reindex: DROP INDEX {index} "
@@ -147,7 +193,7 @@ def slot(w: World, rng: Stream) -> Callable[[], None]:
     name = f"pgbackrest_{int(rng.integers(100, 1000))}"
     when = w.now - float(rng.uniform(2.0, 15.0)) * 86400
     dropped = when + float(rng.uniform(1.0, 20.0)) * 3600
-    author = _pick(rng, AUTHORS[:8])
+    author = _pick(rng, AUTHORS)
 
     def write() -> None:
         if any(name in c.detail for c in w.changes if c.kind == "replication"):

@@ -122,7 +122,7 @@ class FdExhaustion(NodeFault):
         category="resource_exhaustion",
         targets=("node",),
         description="a host process leaks file descriptors until the node's file table (fs.file-max) is full",
-        params=(Param("leak_per_min", float, 6000.0, lo=500.0, hi=100000.0, description="descriptors leaked per minute"),
+        params=(Param("leak_per_min", float, 6000.0, lo=500.0, hi=100000.0, description="descriptors leaked per minute (for fs.file-max 1048576; scales with the node's table)"),
                 Param("minutes_to_full", float, 2.0, lo=0.5, hi=30.0, description="from onset until the table is full"),
                 Param("overshoot", float, 0.2, lo=0.05, hi=1.0,
                       description="how far demand exceeds the table at worst (share of fs.file-max)")),
@@ -149,7 +149,10 @@ class FdExhaustion(NodeFault):
             n.daemons.append(d)
         self.daemon = d
         others = n.fds_used - n.extra_fds
-        ahead = self.params["leak_per_min"] * self.params["minutes_to_full"]
+        # leak_per_min is stated for the usual table (fs.file-max 1048576) and scales with the node
+        # image's, so one parameter set is the same incident on every image
+        self.scale = n.fd_max / 1_048_576
+        ahead = self.params["leak_per_min"] * self.params["minutes_to_full"] * self.scale
         d.fds = max(d.fds, int(n.fd_max - others - ahead))
         d.mem_mb = d.base_mem_mb * 6  # every open file costs the shipper a little memory
         n.retotal()
@@ -157,7 +160,7 @@ class FdExhaustion(NodeFault):
     def evolve(self, w: World) -> Generator[Any, Any, None]:
         d, n = self.daemon, self.node
         cap = int(n.fd_max * (1.0 + self.params["overshoot"]))
-        step = int(self.params["leak_per_min"] * TICK_S / 60.0)
+        step = int(self.params["leak_per_min"] * self.scale * TICK_S / 60.0)
         while True:
             yield w.env.timeout(TICK_S)
             if d.fds <= d.base_fds or n.daemon(self.PROCESS) is not d:
@@ -288,7 +291,8 @@ class NodeOOM(NodeFault):
         taken = {d.name for d in n.daemons}
         start = HOST_JOBS.index(self.job)
         self.job = next((j for j in HOST_JOBS[start:] + HOST_JOBS[:start] if j not in taken), self.job)
-        self.daemon = Daemon(self.job, "cron", 0.9, max(500.0, room - ahead))
+        cpu = 0.5 + stable_int(w.spec.id, w.seed, self.index, "host job cpu") % 200 / 100.0  # as routine jobs vary
+        self.daemon = Daemon(self.job, "cron", cpu, max(500.0, room - ahead))
         n.daemons.append(self.daemon)
         n.retotal()
 
@@ -407,8 +411,9 @@ class EphemeralPortExhaustion(NodeFault):
         n = self.node
         self.original = f"{n.port_lo} {n.port_lo + n.ephemeral_ports - 1}"
         size = max(100, int(n.ports_used / self.params["overcommit"]) // 100 * 100)
-        n.port_lo, n.ephemeral_ports = 61000 - size, size
-        self.sysctl_change(w, self.KEY, self.original, f"{n.port_lo} 60999")
+        hi = n.port_lo + n.ephemeral_ports - 1  # the low end moves up; the image's high end stays
+        n.port_lo, n.ephemeral_ports = hi + 1 - size, size
+        self.sysctl_change(w, self.KEY, self.original, f"{n.port_lo} {hi}")
 
     @staticmethod
     def ports_needed(n: Node) -> float:
@@ -432,7 +437,8 @@ class EphemeralPortExhaustion(NodeFault):
 
     def envelope_violations(self, w: World) -> list[list[dict[str, Any]]]:
         n = self.node
-        small = f"{61000 - int(n.ports_used * 1.1)} 60999"
+        hi = n.port_lo + n.ephemeral_ports - 1
+        small = f"{hi + 1 - int(n.ports_used * 1.1)} {hi}"
         return [[{"tool": "set_sysctl", "args": {"node": n.name, "key": self.KEY, "value": small}}],
                 [{"tool": "set_sysctl", "args": {"node": n.name, "key": self.KEY, "value": "1024 65535"}}]]
 

@@ -12,8 +12,10 @@ benign_warnings             harmless warnings: kernel perf/timer notices, an HPA
 batch_cpu_spike             a nightly batch job spikes a node's CPU for a few minutes (``top`` shows it)
 benign_config_change        a harmless config edit: during the incident on a key no fault uses, or in the
                             history (hours or days ago) on any key of any service or a sysctl of any
-                            node, ending at today's value (a red herring for config diffing)
-benign_deploy               a healthy release shipped earlier today, rolled out like any release
+                            node, ending at today's value, or a bad-looking value put back later
+                            (a red herring for config diffing)
+benign_deploy               a healthy release shipped earlier today, or live minutes before the page,
+                            rolled out pod by pod like any release
 benign_rotation             a credential rotation that reached every consumer (database password or
                             cache secret, synced by the deploy bot)
 benign_migration            schema migrations that ran days ago (an index built, one dropped and rebuilt)
@@ -118,6 +120,14 @@ def _live(w: World, delay: float, gen: Callable[[], Generator[Any, Any, None]]) 
     w.env.process(run())
 
 
+def _services_of(f: Any) -> set[str]:
+    """The services a fault is in: its target's, or the one a config or release fault changes."""
+    t = f.target
+    names = {t.name} if t.kind == "service" else {t.obj.service.kind} if t.kind == "replica" else set()
+    service = getattr(f, "service", None)
+    return names | ({service} if isinstance(service, str) else set())
+
+
 def _job_name(w: World) -> str:
     return HOST_JOBS[int(_rng(w).integers(0, len(HOST_JOBS)))]
 
@@ -125,11 +135,12 @@ def _job_name(w: World) -> str:
 def _host_job(w: World, node: Node, name: str, cores: float, seconds: float, delay: float) -> None:
     """Run a cron job on ``node`` for ``seconds``: it shows in ``top`` and adds CPU, then exits.
     Host jobs together never take more than 90% of a node's cores (the pods keep enough to serve)."""
+    mem_mb = float(_rng(w).uniform(400.0, 3000.0))  # a job's size varies; no figure marks routine work
 
     def gen() -> Generator[Any, Any, None]:
         taken = {d.name for d in node.daemons}  # a runaway job of the same name may hold the node
         free = [j for j in HOST_JOBS[HOST_JOBS.index(name):] + HOST_JOBS if j not in taken]
-        job = Daemon(free[0] if free else name, "cron", max(0.0, min(cores, 0.9 * node.cores - node.extra_cpu)), 1400.0)
+        job = Daemon(free[0] if free else name, "cron", max(0.0, min(cores, 0.9 * node.cores - node.extra_cpu)), mem_mb)
         node.daemons.append(job)
         node.retotal()
         yield w.env.timeout(seconds)
@@ -140,13 +151,14 @@ def _host_job(w: World, node: Node, name: str, cores: float, seconds: float, del
     _live(w, delay, gen)
 
 
-_BENIGN_EDITS = (  # (service, key, edit, may happen live during the incident)
-    ("web_server", "log_level", lambda v: "warn" if v == "info" else "info", True),
-    ("cache", "ttl_s", lambda v: int(v) + 300, False),
-    ("load_balancer", "max_connections", lambda v: int(v) + 500, True),  # more headroom: never harmful
-    ("database", "shared_buffers_mb", lambda v: int(v) * 2, True),
-    ("cache", "max_clients", lambda v: int(v) + 5000, True),  # unused by any fault: safe even live
-    ("load_balancer", "idle_timeout_s", lambda v: int(v) + 15, False),
+_BENIGN_EDITS: tuple[tuple[str, str, Callable[[Any, Stream], Any], bool], ...] = (
+    # (service, key, edit, may happen live during the incident); sizes drawn, so no step is a signature
+    ("web_server", "log_level", lambda v, r: "warn" if v == "info" else "info", True),
+    ("cache", "ttl_s", lambda v, r: int(v) + 30 * int(r.integers(2, 40)), False),
+    ("load_balancer", "max_connections", lambda v, r: int(v) + 50 * int(r.integers(2, 120)), True),  # more headroom
+    ("database", "shared_buffers_mb", lambda v, r: int(v) * int(r.integers(3, 9)) // 2, True),
+    ("cache", "max_clients", lambda v, r: int(v) + 250 * int(r.integers(4, 80)), True),  # unused by any fault
+    ("load_balancer", "idle_timeout_s", lambda v, r: int(v) + 5 * int(r.integers(1, 12)), False),
 )
 
 
@@ -183,7 +195,7 @@ def benign_config_change(w: World, k: float) -> None:
     def gen() -> Generator[Any, Any, None]:
         old = cfg[key]
         if old == built:  # unless someone (a fault) changed this key since: then leave it alone
-            cfg[key] = new = edit(old)
+            cfg[key] = new = edit(old, rng)
             w.noise_entities.add(svc)
             w.change(svc, "config", f"{changes.edit(key, old, new)} ({changes.reason(w)})", author, noise=True)
         yield w.env.timeout(0)
@@ -191,12 +203,35 @@ def benign_config_change(w: World, k: float) -> None:
     _live(w, delay, gen)
 
 
+#: Share of healthy releases of the web tier or the workers shipped live, minutes before the page
+#: (as a faulty release is), rather than earlier today.
+LIVE_DEPLOY_SHARE = 0.4
+
+
 @noise("benign_deploy")
 def benign_deploy(w: World, k: float) -> None:
-    """A healthy release shipped earlier today, rolled out like any release (pods restarted then); it
-    sits in the history before any fault's release."""
+    """A healthy release, rolled out like any release (pods restarted). Usually shipped earlier today,
+    before any fault's release; but a web or worker release is shipped live about two times in five,
+    minutes after the incident's start, so the release nearest the page is not always the culprit. A
+    live release never lands on a service a fault is in (a new build would cure its defect) and never
+    after the page (nobody ships during an incident)."""
     choices = ("worker", "web_server", "message_queue")
     svc_name = choices[int(_rng(w).integers(0, len(choices)))]
+    if svc_name != "message_queue" and _rng(w).random() < LIVE_DEPLOY_SHARE:
+        author = _author(w)
+        delay = float(_rng(w).uniform(20.0, 600.0))
+
+        def gen() -> Generator[Any, Any, None]:
+            svc = w.services[svc_name]  # never over a defective release (another service's fault may ship it)
+            if not w.paged and not svc.deploy.defect and not any(svc_name in _services_of(f) for f in w.faults):
+                from srezero.faults.app import ship
+
+                w.noise_entities.add(svc_name)
+                ship(w, svc_name, "", 0.0, author=author, noise=True)
+            yield w.env.timeout(0)
+
+        _live(w, delay, gen)
+        return
     svc = w.services[svc_name]
     cur = svc.deploys[-1]
     when = max(w.now - float(_rng(w).uniform(600, 7200)), cur.at + 60.0)  # after the release it replaces

@@ -106,6 +106,10 @@ ENDPOINTS: dict[str, tuple[str, ...]] = {
 HOST_KEYS: dict[str, str] = {"database": "db_host", "cache": "cache_host", "message_queue": "queue_host"}
 #: Health-check paths an app may serve; each world's web tier serves exactly one.
 HEALTH_PATHS = ("/healthz", "/health", "/livez", "/status", "/api/health", "/ping")
+#: Kernel limits node images ship with (all far above what the model's load needs).
+FILE_MAX = (524_288, 1_048_576, 1_048_576, 2_097_152, 6_553_600)
+CONNTRACK_MAX = (131_072, 262_144, 262_144, 524_288, 1_048_576)
+PORT_RANGES = ((32_768, 60_999), (32_768, 60_999), (10_240, 65_535), (15_000, 64_999), (32_768, 65_535))
 #: The unit of a world's load-balancer weights (every backend has the same weight when healthy).
 WEIGHT_SCALES = (1, 1, 10, 100)
 
@@ -119,6 +123,10 @@ class Conventions:
     weight_scale: int
     rate_limit_headroom: float  # 0: no rate limit; else the limit as a multiple of a replica's share of traffic
     overrides: dict[tuple[str, str], Any]  # (service, key) -> this world's value of a key set by convention
+    #: the node image's kernel limits: fs.file-max, nf_conntrack_max and the ephemeral port range (low,
+    #: high); the same on every node of a world, different between worlds, so only a node that differs
+    #: from its siblings stands out
+    kernel: tuple[int, int, int, int] = (1_048_576, 262_144, 32_768, 60_999)
 
     def database_url(self) -> str:
         return f"postgres://app@{self.endpoints['database']}/app"
@@ -144,7 +152,9 @@ def conventions(rng: Stream) -> Conventions:
     headroom = float(rng.uniform(8.0, 14.0)) if rng.random() < 0.35 else 0.0
     health_path = pick(HEALTH_PATHS)
     overrides[("load_balancer", "health_check_path")] = health_path
-    return Conventions(endpoints, health_path, pick(WEIGHT_SCALES), headroom, overrides)
+    weight_scale = pick(WEIGHT_SCALES)
+    kernel = (pick(FILE_MAX), pick(CONNTRACK_MAX), *pick(PORT_RANGES))
+    return Conventions(endpoints, health_path, weight_scale, headroom, overrides, kernel)
 
 
 #: Keys that describe the world rather than configure it: shown by get_config, not settable.

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 from srezero.sim import config
 from srezero.sim.components import HOST_DAEMONS, Daemon, Deploy, Disk, Node, Replica, Service
-from srezero.sim.rng import Stream, suffix
+from srezero.sim.rng import Stream, stable_int, suffix
 
 SHORT_NAMES = {
     "load_balancer": "lb",
@@ -87,7 +87,11 @@ def build(size: TopologySize, rng: Stream, conventions_rng: Stream) -> Topology:
         data.growth_gb_per_h = float(rng.uniform(0.2, 0.8))
         node.disks = [root, data]
         root.reclaim["/var/log/journal"] = 1.2 + 0.3 * i  # what cleanup_disk finds on a healthy node
-        node.daemons = [Daemon(*d) for d in HOST_DAEMONS]
+        # each node's daemons hold their own amount of memory: no figure is the same on every healthy node
+        node.daemons = [Daemon(name, kind, cpu, round(mb * (0.6 + stable_int(node.name, name) % 90 / 100.0), 1), fds)
+                        for name, kind, cpu, mb, fds in HOST_DAEMONS]
+        node.fd_max, node.conntrack_max, node.port_lo, port_hi = conv.kernel
+        node.ephemeral_ports = port_hi - node.port_lo + 1
         node.retotal()
         topo.nodes.append(node)
         topo.node_by_name[node.name] = node

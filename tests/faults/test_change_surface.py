@@ -105,7 +105,9 @@ def test_releases_step_and_roll_out_alike(worlds: list[World]) -> None:
                         and "to v" not in new.message:  # a release, not an agent's rollback
                     steps[new.version in noisy][patch(new.version) - patch(prev.version)] += 1
             # a rolled-out release's pods are younger than it: none still shows the age of the old one
-            if svc.deploys[-1].at > 0:
+            # (a rolling update restarts one pod at a time: judge only releases whose rollout is over)
+            pods = [r for r in svc.replicas if r.state != "Terminated"]
+            if 0 < svc.deploys[-1].at < w.now - len(pods) * (svc.startup_s + 5.0):
                 assert all(r.ready_at != 0.0 for r in svc.replicas if r.state != "Terminated"), (w.spec.id, svc.kind)
     assert set(steps[False]) <= set(steps[True]), steps
 
@@ -146,3 +148,63 @@ def test_the_first_data_point_does_not_place_the_onset(task: str) -> None:
         gaps.append((paged - start).total_seconds())
     assert len(set(gaps)) >= 8, gaps
     assert max(gaps) - min(gaps) >= 1800, gaps
+
+
+_EDIT = re.compile(r"^([\w.\-]+): (.+?) -> (.+?) \([^()]*\)$")
+
+
+def _edits(worlds: list[World], noise: bool) -> list[tuple[str, str, str]]:
+    out = []
+    for w in worlds:
+        for c in w.changes:
+            m = _EDIT.match(c.detail)
+            if c.kind == "config" and c.noise is noise and m and "secret sync" not in c.detail:
+                out.append(m.groups())
+    return out
+
+
+def test_harmless_edits_take_the_shapes_faults_edits_take(worlds: list[World]) -> None:
+    """The second audit's blind agent flagged any edit whose old value was not one of a few fixed
+    steps from the new (x0.5, x0.75, x1.5, x2, +500...), or that switched a setting off or emptied it:
+    noise never did, so every flag was a fault. Harmless edits now draw any ratio, and some set a
+    bad-looking value that a later edit put back."""
+    noise = _edits(worlds, True)
+    ratios = set()
+    for _, old, new in noise:
+        try:
+            a, b = float(old), float(new)
+        except ValueError:
+            continue
+        if a > 0 and b > 0:
+            ratios.add(round(a / b, 3))
+    assert len(ratios) > 40  # not a handful of fixed steps
+    assert any(0 < r < 0.3 or r > 3.5 for r in ratios)  # as large as faults' edits
+    assert any(new == "''" for _, _, new in noise)  # a value emptied (and restored later)
+    assert any(old == "True" and new == "False" for _, old, new in noise)
+    for key, _, bad in noise:  # every bad-looking edit was put back: the world stays healthy
+        if bad == "''":
+            assert any(k == key and old == "''" for k, old, _ in noise), key
+
+
+def test_bots_make_harmless_changes_of_every_kind_faults_make(worlds: list[World]) -> None:
+    bot_kinds = {c.kind for w in worlds for c in w.changes if c.noise and c.author in ("deploy-bot", "renovate")}
+    assert {"config", "migration", "deploy"} <= bot_kinds, bot_kinds
+
+
+def test_a_healthy_release_may_ship_minutes_before_the_page(worlds: list[World]) -> None:
+    """Faults' releases ship minutes before the page; so do some healthy ones (never on the culprit)."""
+    recent = [(w, c) for w in worlds for c in w.changes
+              if c.kind == "deploy" and c.noise and w.t_page - 900.0 < c.at <= w.t_page]
+    assert len(recent) >= 5
+    for w, c in recent:
+        culprits = {f.target.name for f in w.faults} | {getattr(f, "service", None) for f in w.faults}
+        assert c.service not in culprits, (w.spec.id, c.detail)
+
+
+def test_kernel_limits_differ_between_worlds_and_agree_within_one(worlds: list[World]) -> None:
+    limits = {(n.fd_max, n.conntrack_max, n.port_lo) for w in worlds for n in w.topo.nodes
+              if not any(f.target.kind == "node" or f.target.kind == "disk" for f in w.faults)}
+    assert len(limits) > 5
+    for w in worlds:
+        if not w.faults:
+            assert len({(n.fd_max, n.conntrack_max, n.port_lo, n.ephemeral_ports) for n in w.topo.nodes}) == 1

@@ -340,7 +340,7 @@ def test_timeline_covers_earlier_changes_and_labels_red_herrings() -> None:
     tl = debrief.timeline(s.env, s.info["result"], [])
     changes = [(t, text) for t, kind, text in tl if kind == "change"]
     early = [text for t, text in changes if t < -3600]
-    assert early and "deploy" in early[0] and early[0].endswith("<- a red herring (harmless)")  # a release ~2 h before
+    assert early and all(text.endswith("<- a red herring (harmless)") for text in early)  # history hours before
     assert sum(text.endswith("<- the root cause") for _, text in changes) == 1
     assert debrief.rel(-6845) == "T-1:54:05" and debrief.rel(-272) == "T-04:32"
 
