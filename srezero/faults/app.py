@@ -80,7 +80,7 @@ class ConfigFault(Fault):
         svc = w.services[self.service]
         old = svc.config.get(self.key)
         svc.config[self.key] = value
-        w.change(self.service, "config", f"{changes.edit(self.key, old, value)} ({changes.reason(w)})", w.author())
+        w.change(self.service, "config", changes.edit_line(w, self.key, old, value), w.author())
 
     def neutralised(self, w: World) -> bool:
         return healthy(w, self.service, self.key, self.original)
@@ -261,10 +261,9 @@ class RetryStorm(Fault):
         web.config["db_retries"] = int(self.params["retries"])
         when = -float(w.rng_world.uniform(1.5, 3.5)) * 86400
         author = w.author()  # one edit of two keys: two entries, as every config change is one key
-        changes.record(w, when, "web_server", "config", f"db_timeout_ms: {self.original['db_timeout_ms']} -> "
-                       f"{self.timeout_ms} ({changes.reason(w)})", author)
-        changes.record(w, when + 2.0, "web_server", "config", f"db_retries: {self.original['db_retries']} -> "
-                       f"{self.params['retries']} ({changes.reason(w)})", author)
+        for i, (key, value) in enumerate((("db_timeout_ms", self.timeout_ms), ("db_retries", self.params["retries"]))):
+            changes.record(w, when + 2.0 * i, "web_server", "config",
+                           changes.edit_line(w, key, self.original[key], value), author)
 
     def inject(self, w: World) -> None:
         w.state.surge *= self.params["surge"]

@@ -159,7 +159,7 @@ class FeatureFlagBug(Declared):
         old = c.get(self.key)
         c[self.key] = True
         w.state.flag_bug_key, w.state.flag_bug_rate = self.key, self.params["error_rate"]
-        w.change(self.service, "config", f"{self.key}: {old} -> True ({changes.reason(w)})", w.author())
+        w.change(self.service, "config", changes.edit_line(w, self.key, old, True), w.author())
 
     def subs(self, w: World) -> dict[str, str]:
         return {"flag": self.flag}

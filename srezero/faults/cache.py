@@ -107,7 +107,7 @@ class CacheAuthFailure(Declared):
 
     def inject(self, w: World) -> None:
         w.services["cache"].config["auth_secret"] = self.new
-        w.change("cache", "config", f"auth_secret: {self.old} -> {self.new} ({changes.reason(w)})", w.author())
+        w.change("cache", "config", changes.edit_line(w, "auth_secret", self.old, self.new), w.author())
 
     def neutralised(self, w: World) -> bool:
         return w.services["web_server"].config["cache_auth_secret"] == w.services["cache"].config["auth_secret"]

@@ -13,7 +13,6 @@ from typing import TYPE_CHECKING, Any
 
 from srezero.faults.app import ConfigFault
 from srezero.faults.base import Fault, Signal, _signal_entity, read_action
-from srezero.sim import changes
 
 if TYPE_CHECKING:
     from srezero.sim.world import World
@@ -69,13 +68,6 @@ class TunedConfig(Declared, ConfigFault):
         if not hasattr(self, "_bad"):
             self._bad = self.compute_bad(w)
         return self._bad
-
-    def inject(self, w: World) -> None:
-        value = self.bad_value(w)
-        svc = w.services[self.service]
-        old = svc.config.get(self.key)
-        svc.config[self.key] = value
-        w.change(self.service, "config", f"{changes.edit(self.key, old, value)} ({changes.reason(w)})", w.author())
 
     def subs(self, w: World) -> dict[str, str]:
         return {"key": esc(self.key), "service": self.service, "value": esc(self.bad_value(w))}

@@ -232,7 +232,7 @@ class TableBloat(Declared):
         db = w.services["database"]
         db.config["autovacuum"] = False
         when = w.now - float(w.rng_world.uniform(2.0, 5.0)) * 86400
-        changes.record(w, when, "database", "config", f"autovacuum: True -> False ({changes.reason(w)})", w.author())
+        changes.record(w, when, "database", "config", changes.edit_line(w, "autovacuum", True, False), w.author())
         w.state.db_bloat_table = self.params["table"]
 
     def inject(self, w: World) -> None:

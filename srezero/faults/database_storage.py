@@ -46,7 +46,7 @@ class ReplicaLag(Declared):
     def inject(self, w: World) -> None:
         st = w.state
         w.services["database"].config[DELAY] = -1
-        w.change("database", "config", f"{DELAY}: {self.original} -> -1 ({changes.reason(w)})", w.author())
+        w.change("database", "config", changes.edit_line(w, DELAY, self.original, -1), w.author())
         st.standby_query_s, st.standby_query_since = self.params["query_s"], w.now
         st.standby_query_pid = 1000 + stable_int(w.seed, "report", int(w.now)) % 60000
 

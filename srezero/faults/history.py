@@ -109,8 +109,8 @@ def past_edit(w: World, rng: Stream, when: float, author: str) -> Callable[[], N
             if any(changes.entries(w, "node", "sysctl", f"{node.name}: {key}:")):
                 return
             w.noise_entities.add(node.name)
-            changes.record(w, when, "node", "sysctl", f"{node.name}: {key}: {_earlier_sysctl(node, key, rng, span)} -> "
-                           f"{sysctl_value(node, key)} ({changes.reason(w)})", author, noise=True)
+            line = changes.edit_line(w, key, _earlier_sysctl(node, key, rng, span), sysctl_value(node, key))
+            changes.record(w, when, "node", "sysctl", f"{node.name}: {line}", author, noise=True)
             return
         keys = [(name, key) for name in sorted(w.services) for key, value in w.services[name].config.items()
                 if key not in _NOT_EDITED and built[name].get(key) == value
@@ -126,16 +126,15 @@ def past_edit(w: World, rng: Stream, when: float, author: str) -> Callable[[], N
             if bad is not None:
                 w.noise_entities.add(name)
                 back = min(when + float(rng.uniform(600.0, 6 * 3600.0)), when / 2.0)  # still before the series
-                changes.record(w, when, name, "config", f"{changes.edit(key, now, bad)} ({changes.reason(w)})", author,
+                changes.record(w, when, name, "config", changes.edit_line(w, key, now, bad), author,
                                noise=True)
-                changes.record(w, back, name, "config", f"{changes.edit(key, bad, now)} "
-                               f"({changes.reason(w)})", _pick(rng, AUTHORS), noise=True)
+                changes.record(w, back, name, "config", changes.edit_line(w, key, bad, now), _pick(rng, AUTHORS), noise=True)
                 return
         prev = _earlier(now, rng, span)
         if prev is None:
             return
         w.noise_entities.add(name)
-        changes.record(w, when, name, "config", f"{changes.edit(key, prev, now)} ({changes.reason(w)})", author, noise=True)
+        changes.record(w, when, name, "config", changes.edit_line(w, key, prev, now), author, noise=True)
 
     return write
 
@@ -166,7 +165,7 @@ def rotation(w: World, rng: Stream, when: float) -> Callable[[], None]:
                 changes.record(w, when + 40.0 + 20.0 * i, name, "config",
                                f"env.CREDENTIALS_VERSION: {old} -> {new} (secret sync)", "deploy-bot", noise=True)
         else:
-            changes.record(w, when, "cache", "config", f"auth_secret: {old} -> {new} ({changes.reason(w)})", author,
+            changes.record(w, when, "cache", "config", changes.edit_line(w, "auth_secret", old, new), author,
                            noise=True)
             changes.record(w, when + 60.0, "web_server", "config", f"cache_auth_secret: {old} -> {new} (secret sync)",
                            "deploy-bot", noise=True)

@@ -102,7 +102,7 @@ class NodeFault(Fault):
         return [read_action(*sig, limit=None) for sig in self.signals(w)]
 
     def sysctl_change(self, w: World, key: str, old: Any, new: Any) -> None:
-        w.change("node", "sysctl", f"{self.node.name}: {key}: {old} -> {new} ({changes.reason(w)})", w.author())
+        w.change("node", "sysctl", f"{self.node.name}: {changes.edit_line(w, key, old, new)}", w.author())
 
 
 # ------------------------------------------------------------------ file descriptors
@@ -288,9 +288,7 @@ class NodeOOM(NodeFault):
         ahead = self.params["growth_gb_per_h"] * 1024 * self.params["minutes_to_oom"] / 60.0
         # a routine run of the same job may be on the node now (noise): take the next free name, so
         # `kill_process <name>` means one process, as it would for an engineer reading `top`
-        taken = {d.name for d in n.daemons}
-        start = HOST_JOBS.index(self.job)
-        self.job = next((j for j in HOST_JOBS[start:] + HOST_JOBS[:start] if j not in taken), self.job)
+        self.job = n.free_job_name(self.job)
         cpu = 0.5 + stable_int(w.spec.id, w.seed, self.index, "host job cpu") % 200 / 100.0  # as routine jobs vary
         self.daemon = Daemon(self.job, "cron", cpu, max(500.0, room - ahead))
         n.daemons.append(self.daemon)

@@ -51,7 +51,7 @@ class BadBackendWeight(Declared):
         c = w.services[LB].config
         old = c.get(self.key)
         c[self.key] = self._weight(w)
-        w.change(LB, "config", f"{self.key}: {old} -> {self._weight(w)} ({changes.reason(w)})", w.author())
+        w.change(LB, "config", changes.edit_line(w, self.key, old, self._weight(w)), w.author())
 
     def subs(self, w: World) -> dict[str, str]:
         return {"rep": esc(self.rep), "weight": str(self._weight(w))}
@@ -235,7 +235,7 @@ class StickySessionHotspot(Declared):
         w.services[LB].config["sticky_sessions"] = True
         w.state.sticky_skew = self.params["skew"]
         w.state.surge *= self.params["client_load"]
-        w.change(LB, "config", f"sticky_sessions: False -> True ({changes.reason(w)})", w.author())
+        w.change(LB, "config", changes.edit_line(w, "sticky_sessions", False, True), w.author())
 
     def neutralised(self, w: World) -> bool:
         return not w.services[LB].config["sticky_sessions"]

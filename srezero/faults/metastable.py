@@ -66,7 +66,7 @@ class CacheStampede(Fault):
         web = w.services["web_server"]
         web.config["cache_coalescing"] = False
         when = -float(w.rng_world.uniform(1.0, 2.5)) * 86400
-        changes.record(w, when, "web_server", "config", f"cache_coalescing: True -> False ({changes.reason(w)})",
+        changes.record(w, when, "web_server", "config", changes.edit_line(w, "cache_coalescing", True, False),
                        w.author())
 
     def inject(self, w: World) -> None:

@@ -138,9 +138,8 @@ def _host_job(w: World, node: Node, name: str, cores: float, seconds: float, del
     mem_mb = float(_rng(w).uniform(400.0, 3000.0))  # a job's size varies; no figure marks routine work
 
     def gen() -> Generator[Any, Any, None]:
-        taken = {d.name for d in node.daemons}  # a runaway job of the same name may hold the node
-        free = [j for j in HOST_JOBS[HOST_JOBS.index(name):] + HOST_JOBS if j not in taken]
-        job = Daemon(free[0] if free else name, "cron", max(0.0, min(cores, 0.9 * node.cores - node.extra_cpu)), mem_mb)
+        # a runaway job of the same name may hold the node
+        job = Daemon(node.free_job_name(name), "cron", max(0.0, min(cores, 0.9 * node.cores - node.extra_cpu)), mem_mb)
         node.daemons.append(job)
         node.retotal()
         yield w.env.timeout(seconds)
@@ -197,7 +196,7 @@ def benign_config_change(w: World, k: float) -> None:
         if old == built:  # unless someone (a fault) changed this key since: then leave it alone
             cfg[key] = new = edit(old, rng)
             w.noise_entities.add(svc)
-            w.change(svc, "config", f"{changes.edit(key, old, new)} ({changes.reason(w)})", author, noise=True)
+            w.change(svc, "config", changes.edit_line(w, key, old, new), author, noise=True)
         yield w.env.timeout(0)
 
     _live(w, delay, gen)

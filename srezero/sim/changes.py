@@ -89,6 +89,11 @@ def edit(key: str, old: object, new: object) -> str:
     return f"{key}: {old if old != '' else empty} -> {new if new != '' else empty}"
 
 
+def edit_line(w: World, key: str, old: object, new: object) -> str:
+    """A config or sysctl edit as the history shows it, whoever makes it: ``key: old -> new (reason)``."""
+    return f"{edit(key, old, new)} ({reason(w)})"
+
+
 def entries(w: World, service: str, kind: str, prefix: str = "") -> Iterator[Change]:
     """The history's entries for one service and kind whose detail starts with ``prefix`` (a key)."""
     return (c for c in w.changes if c.service == service and c.kind == kind and c.detail.startswith(prefix))

@@ -147,6 +147,13 @@ class Node:
     def daemon(self, name: str) -> Daemon | None:
         return next((d for d in self.daemons if d.name == name), None)
 
+    def free_job_name(self, preferred: str) -> str:
+        """``preferred``, or else the next cron job name (in :data:`HOST_JOBS` order, wrapping) that no
+        process on this node holds, so a name in ``top`` means one process; ``preferred`` if all are."""
+        taken = {d.name for d in self.daemons}
+        start = HOST_JOBS.index(preferred)
+        return next((j for j in HOST_JOBS[start:] + HOST_JOBS[:start] if j not in taken), preferred)
+
     def retotal(self) -> None:
         """Recompute the extra_* totals the tick reads after a daemon changed (cheap: a few daemons)."""
         self.extra_cpu = sum(d.cpu for d in self.daemons)
