@@ -23,7 +23,6 @@ from srezero.sim import config as cfg
 from srezero.sim.components import Deploy
 
 if TYPE_CHECKING:
-    from srezero.sim.components import Service
     from srezero.sim.world import World
 
 
@@ -38,24 +37,8 @@ def ship(w: World, svc_name: str, defect: str, rate: float, author: str | None =
     svc.deploys.append(new)
     w.change(svc_name, "deploy", f"deployed {new.version}: {message}", new.author, noise=noise)
     w.emit("Normal", "ScalingReplicaSet", svc_name, f"Rolled out {svc_name} {new.version}")
-    roll(w, svc, new.version)
+    changes.roll(w, svc, new.version)
     return new
-
-
-def roll(w: World, svc: Service, version: str) -> None:
-    """A rolling update: one pod at a time, the next once the previous is up again, so the service
-    keeps serving throughout (a healthy release must never dent an SLO by its rollout alone)."""
-    pods = [r for r in svc.replicas if r.state != "Terminated"]
-
-    def gen() -> Generator[Any, Any, None]:
-        for i, rep in enumerate(pods):
-            if i:
-                yield w.env.timeout(svc.startup_s + 5.0)
-            if rep.state != "Terminated":
-                rep.version = version
-                w.restart_replica(rep, reason="Rollout", by_agent=True)
-
-    w.env.process(gen())
 
 
 class ConfigFault(Fault):

@@ -239,7 +239,7 @@ def benign_deploy(w: World, k: float) -> None:
     new = Deploy(changes.next_version(w, svc_name, cur.version), when, _author(w), msg, needed_by_schema=cur.needed_by_schema)
     svc.deploys.append(new)
     w.noise_entities.add(svc_name)
-    changes.roll_out(w, svc, new.version, when)
+    changes.roll_out(w, svc, new.version, when + changes.lead(w))
     changes.record(w, when, svc_name, "deploy", f"deployed {new.version}: {msg}", new.author, noise=True)
 
 

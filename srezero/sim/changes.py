@@ -16,8 +16,8 @@ phrase, version step or event separates a fault's changes from harmless ones.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from typing import TYPE_CHECKING
+from collections.abc import Generator, Iterator
+from typing import TYPE_CHECKING, Any
 
 from srezero.sim.components import Change, Event
 from srezero.sim.rng import Stream, stable_int, stream
@@ -99,6 +99,13 @@ def entries(w: World, service: str, kind: str, prefix: str = "") -> Iterator[Cha
     return (c for c in w.changes if c.service == service and c.kind == kind and c.detail.startswith(prefix))
 
 
+def lead(w: World) -> float:
+    """How long before it takes effect a change is recorded: 1-29 s, deterministic. People do not act
+    on the tick, so a change's seconds never tell a fault's from anyone else's, and a release's rollout
+    starts this long after its entry, whether it shipped live or days ago."""
+    return 1.0 + stable_int(w.seed, len(w.changes), "change") % 2800 / 100.0
+
+
 def record(w: World, at: float, service: str, kind: str, detail: str, author: str, noise: bool = False) -> None:
     """Add a change to the history at ``at``, with the event a config edit leaves in the cluster."""
     w.changes.append(Change(at, service, kind, detail, author, noise))
@@ -107,12 +114,39 @@ def record(w: World, at: float, service: str, kind: str, detail: str, author: st
         w.events.append(Event(at, "Normal", "ConfigChanged", service, f"configmap {service}-config updated ({key})"))
 
 
+ROLLOUT_GAP_S = 5.0  # a rolling update restarts the next pod this long after the previous one is up
+
+
 def roll_out(w: World, svc: Service, version: str, at: float) -> None:
-    """The events and pod ages of a rolling update that finished in the past (a live one restarts pods)."""
+    """The events and pod ages of a rolling update that finished in the past. Pods restart one at a
+    time, each once the previous is up again: the spacing of a live rollout (srezero.faults.app.roll),
+    so a past release's pod ages never tell it apart from one shipped live."""
     w.events.append(Event(at, "Normal", "ScalingReplicaSet", svc.kind, f"Rolled out {svc.kind} {version}"))
-    for i, rep in enumerate(svc.replicas):
-        if rep.state == "Terminated":
-            continue
+    pods = [rep for rep in svc.replicas if rep.state != "Terminated"]
+    for i, rep in enumerate(pods):
+        killed = at + i * (svc.startup_s + ROLLOUT_GAP_S)
         rep.version = version
-        rep.ready_at = at + svc.startup_s + 5.0 * i
-        w.events.append(Event(at + 5.0 * i, "Normal", "Killing", rep.name, f"Stopping container {rep.kind}"))
+        rep.ready_at = killed + svc.startup_s
+        w.events.append(Event(killed, "Normal", "Killing", rep.name, f"Stopping container {rep.kind}"))
+
+
+def roll(w: World, svc: Service, version: str) -> None:
+    """A live rolling update onto ``version``, a release's or a rollback's: one pod at a time, the next
+    once the previous is up again, so the service keeps serving throughout (a healthy release must never
+    dent an SLO by its rollout alone). A later release or rollback of the service supersedes it, as a
+    Deployment's newer rollout does."""
+    pods = [r for r in svc.replicas if r.state != "Terminated"]
+    svc.rollout += 1
+    mine = svc.rollout
+
+    def gen() -> Generator[Any, Any, None]:
+        for i, rep in enumerate(pods):
+            if i:
+                yield w.env.timeout(svc.startup_s + ROLLOUT_GAP_S)
+                if svc.rollout != mine:
+                    return
+            if rep.state != "Terminated":
+                rep.version = version
+                w.restart_replica(rep, reason="Rollout", by_agent=True)
+
+    w.env.process(gen())

@@ -308,6 +308,7 @@ class Service:
     deploys: list[Deploy] = field(default_factory=list)
     startup_s: float = 20.0
     row: int = 0
+    rollout: int = 0  # counts live rollouts (srezero.sim.changes.roll): a newer one supersedes one in flight
     # aggregate outputs of the last tick
     rps: float = 0.0
     err: float = 0.0

@@ -296,10 +296,8 @@ class World:
         self.events.append(Event(self.env.now, kind, reason, entity, message))
 
     def change(self, service: str, kind: str, detail: str, author: str, noise: bool = False) -> None:
-        """Record a change made now. People do not act on the tick: the timestamp lands a few seconds
-        before it (deterministically), so a change's seconds never tell a fault's from anyone else's."""
-        jitter = 1.0 + stable_int(self.seed, len(self.changes), "change") % 2800 / 100.0
-        changes.record(self, self.env.now - jitter, service, kind, detail, author, noise)
+        """Record a change that takes effect now; its stamp is a few seconds earlier (changes.lead)."""
+        changes.record(self, self.env.now - changes.lead(self), service, kind, detail, author, noise)
 
     def dmesg(self, node: Node, line: str, every: int = 0) -> None:
         """Append a kernel message; ``every`` rate-limits a repeating message to one per N ticks."""
@@ -409,7 +407,4 @@ class World:
         svc.deploys.append(Deploy(target.version, self.env.now, author, f"{kind} to {target.version}",
                                   defect=target.defect, defect_rate=target.defect_rate,
                                   needed_by_schema=target.needed_by_schema))
-        for rep in svc.replicas:
-            if rep.state != "Terminated":
-                rep.version = target.version
-                self.restart_replica(rep, reason="Rollout", by_agent=True)
+        changes.roll(self, svc, target.version)

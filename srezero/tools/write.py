@@ -74,7 +74,8 @@ def rollback(ctx: ToolContext, service: Annotated[str, "service to roll back to 
     w.deploy(svc, target, "rollback", AGENT)
     # like `kubectl rollout undo`, a second rollback returns to the release just undone
     w.change(service, "rollback", f"rolled back {current.version} -> {previous.version}", AGENT)
-    return ToolOutput(f"rolling back {service} from {current.version} to {previous.version}")
+    return ToolOutput(f"rolling back {service} from {current.version} to {previous.version}, one replica at a time "
+                      f"(~{svc.startup_s:.0f}s start-up each)")
 
 
 @tool("write", 20, target_arg="service")

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter
+from itertools import pairwise
 
 import pytest
 
@@ -110,6 +111,27 @@ def test_releases_step_and_roll_out_alike(worlds: list[World]) -> None:
             if 0 < svc.deploys[-1].at < w.now - len(pods) * (svc.startup_s + 5.0):
                 assert all(r.ready_at != 0.0 for r in svc.replicas if r.state != "Terminated"), (w.spec.id, svc.kind)
     assert set(steps[False]) <= set(steps[True]), steps
+
+
+def test_past_and_live_rollouts_restart_pods_alike(worlds: list[World]) -> None:
+    """A release rolled out days ago and one shipped live restart their pods with the same spacing
+    (one at a time, each once the previous is up), so pod ages never tell a past release from a live one."""
+    gaps: dict[bool, set[float]] = {True: set(), False: set()}
+    for w in worlds:
+        noisy = {c.at for c in w.changes if c.kind == "deploy" and c.noise}
+        for svc in w.services.values():
+            names = {r.name for r in svc.replicas}
+            step = svc.startup_s + changes.ROLLOUT_GAP_S
+            for release, after in zip(svc.deploys[1:], [*svc.deploys[2:], None], strict=False):
+                # the rollout's own span: it starts within 30 s of the entry and a later one supersedes it
+                end = min(after.at if after else w.t_page, release.at + 30.0 + len(names) * step)
+                kills = sorted(e.at for e in w.events if e.reason == "Killing" and e.entity in names
+                               and release.at <= e.at < end)
+                if len(kills) > 1:
+                    gaps[release.at in noisy and release.at < w.t_page - 3600].update(
+                        round((b - a) / step, 6) for a, b in pairwise(kills))
+    assert gaps[True] == {1.0}, gaps  # releases rolled out in the past
+    assert gaps[False] == {1.0}, gaps  # releases shipped live, faulty or not
 
 
 def test_the_onset_falls_on_any_minute_of_the_hour(worlds: list[World]) -> None:

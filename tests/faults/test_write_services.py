@@ -131,3 +131,28 @@ def test_a_database_url_heals_the_workers_exactly_when_the_oracle_accepts_it() -
     for wrong in ("x", f"postgres://app@db-elsewhere:{port}/app", f"postgres://app@{host}:{int(port) + 1}/app",
                   f"postgres://app@{host}:{port}/shop"):
         assert outcome(wrong) == (False, False), wrong
+
+
+def test_a_rollback_rolls_pods_one_at_a_time_and_supersedes_a_release_in_flight() -> None:
+    from itertools import pairwise
+
+    from srezero.faults.app import ship
+    from srezero.sim import changes
+
+    env, w, _f = _fault("bad_deploy")
+    svc = w.services["web_server"]
+    pods = [r for r in svc.replicas if r.state != "Terminated"]
+    assert len(pods) >= 2
+    before = svc.deploy.version
+    bad = ship(w, "web_server", "endpoint_errors", 0.5)  # a second bad release starts rolling out
+    w.advance(1)
+    assert pods[0].version == bad.version and pods[1].version != bad.version
+    at = w.now
+    assert _do(env, "rollback", service="web_server").ok
+    w.advance(len(pods) * (svc.startup_s + changes.ROLLOUT_GAP_S) + 60)
+    assert {r.version for r in pods} == {before}  # the superseded release never reached the other pods
+    kills = sorted((e.at, e.entity) for e in w.events if e.reason == "Killing" and e.at >= at)
+    assert sorted(name for _, name in kills) == sorted(r.name for r in pods)  # each pod restarted once
+    gaps = {round(b[0] - a[0], 6) for a, b in pairwise(kills)}
+    assert gaps == {svc.startup_s + changes.ROLLOUT_GAP_S}  # the next pod once the previous is up
+    assert all(r.state == "Running" for r in pods)
