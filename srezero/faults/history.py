@@ -14,6 +14,7 @@ import math
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
+from srezero.faults.envelopes import ENVELOPES
 from srezero.sim import changes
 from srezero.sim.config import ENDPOINTS, HEALTH_PATHS
 from srezero.sim.nodes import SYSCTLS, sysctl_value
@@ -81,6 +82,21 @@ def _earlier(value: Any, rng: Stream, span: float) -> Any:
     return None
 
 
+def _wide_if_safe(w: World, service: str, key: str, now: Any, rng: Stream) -> Any:
+    """An earlier value as far from ``now`` as a fault's edits go (up to the days-old span), for a key
+    whose safe envelope in this world holds it too: a limit right-sized from far above, or raised
+    from a value that was already enough. The metrics history could not have shown such a value as
+    harmful, so a big step within the series is no sign of a fault by itself. None otherwise."""
+    fits = ENVELOPES.get((service, key))
+    if fits is None or isinstance(now, bool):
+        return None
+    prev = _earlier(now, rng, _OLD_SPAN)
+    try:
+        return prev if prev is not None and fits(w, prev) else None
+    except (TypeError, ValueError):
+        return None
+
+
 def _earlier_sysctl(node: Node, key: str, rng: Stream, span: float) -> str:
     if key == "net.ipv4.tcp_tw_reuse":
         return "0" if node.tw_reuse else "1"
@@ -130,7 +146,9 @@ def past_edit(w: World, rng: Stream, when: float, author: str) -> Callable[[], N
                                noise=True)
                 changes.record(w, back, name, "config", changes.edit_line(w, key, bad, now), _pick(rng, AUTHORS), noise=True)
                 return
-        prev = _earlier(now, rng, span)
+        prev = _wide_if_safe(w, name, key, now, rng) if not old else None
+        if prev is None:
+            prev = _earlier(now, rng, span)
         if prev is None:
             return
         w.noise_entities.add(name)

@@ -208,6 +208,31 @@ def test_harmless_edits_take_the_shapes_faults_edits_take(worlds: list[World]) -
             assert any(k == key and old == "''" for k, old, _ in noise), key
 
 
+def test_big_steps_within_the_metrics_history_are_not_only_faults(worlds: list[World]) -> None:
+    """Every fault edit made while the metrics history runs steps more than 2.6x; harmless ones
+    there stayed within 2.5x, so a big recent step named the culprit. Now a harmless edit of a key
+    with a safe envelope may step as far as a days-old one, always from a value that was safe too."""
+    from srezero.faults.envelopes import ENVELOPES
+
+    big = []
+    for w in worlds:
+        for c in w.changes:
+            m = _EDIT.match(c.detail)
+            if not (c.noise and c.kind == "config" and m and 0.0 <= c.at <= w.t_page):
+                continue
+            key, old, new = m.groups()
+            try:
+                a, b = float(old), float(new)
+            except ValueError:
+                continue
+            if a > 0 and b > 0 and max(a / b, b / a) > 2.6:
+                big.append((c.service, key))
+                fits = ENVELOPES.get((c.service, key))
+                if fits is not None:
+                    assert fits(w, int(a) if old.lstrip("-").isdigit() else a), (w.spec.id, c.detail)
+    assert len(big) >= 20 and len(set(big)) >= 6, big
+
+
 def test_bots_make_harmless_changes_of_every_kind_faults_make(worlds: list[World]) -> None:
     bot_kinds = {c.kind for w in worlds for c in w.changes if c.noise and c.author in ("deploy-bot", "renovate")}
     assert {"config", "migration", "deploy"} <= bot_kinds, bot_kinds
