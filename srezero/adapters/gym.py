@@ -41,6 +41,7 @@ import numpy as np
 import orjson
 from gymnasium import spaces
 from gymnasium.error import CustomSpaceError
+from gymnasium.utils import seeding
 from gymnasium.vector.utils.shared_memory import create_shared_memory
 
 import srezero
@@ -167,6 +168,8 @@ class IncidentEnv(gym.Env[str, str]):
         if unknown:
             raise ValueError(f"unknown reset option(s) {', '.join(unknown)}; the only option is 'task'")
         if "task" in options:  # build first: a bad task id leaves this env as it was
+            if seed is not None:  # and so does a seed Gymnasium refuses (it would otherwise fail after the switch)
+                seeding.np_random(seed)
             episode = _make_episode(options["task"], self._seed or 0, self.reward_mode, "reset option 'task'")
             self.task, self._episode = options["task"], episode
         if seed is None and not self._started:

@@ -111,6 +111,19 @@ def test_reset_options_switch_task_and_reject_unknown_keys() -> None:
         assert f"**{key}.**" in IncidentEnv.__doc__
 
 
+def test_a_refused_seed_with_a_task_option_leaves_the_running_episode_alone() -> None:
+    actions = ["get_alerts()", 'get_status(service="database")']
+    ref = core_rollout(TASK, SEED, actions)
+    env = gym.make(MAKE_ID, task=TASK)
+    env.reset(seed=SEED)
+    env.step(actions[0])
+    for bad in (-1, 1.5):  # Gymnasium refuses these seeds; the task switch must not happen first
+        with pytest.raises(gym.error.Error, match="Seed must be"):
+            env.reset(seed=bad, options={"task": "inc-003"})
+        assert env.unwrapped.task == TASK and env.unwrapped.episode.spec.id == TASK
+    assert env.step(actions[1])[0] == ref.texts[1]  # the episode goes on; the step does not raise
+
+
 def test_sync_vector_env_steps_each_episode_like_the_core(oracle) -> None:
     other = core_rollout(TASK, SEED + 1)
     venv = SyncVectorEnv([lambda: gym.make(MAKE_ID, task=TASK) for _ in range(2)])
