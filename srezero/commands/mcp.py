@@ -77,9 +77,9 @@ def _first_unplayed(task_id: str, seed_range: str, overwrite: bool) -> int:
 
 def _server_args(task_id: str, seed: int | None, seed_range: str | None, record: str | None,
                  overwrite: bool) -> list[str]:
-    """The command line a host should run: every option given here, the record as an absolute path
-    (hosts start servers in a directory of their own)."""
-    args = ["mcp", "--task", task_id]
+    """The command line a host should run: every option given here, a task file and the record as
+    absolute paths (hosts start servers in a directory of their own)."""
+    args = ["mcp", "--task", os.path.abspath(task_id) if task_id.endswith(".toml") else task_id]
     args += ["--seeds", seed_range] if seed_range is not None else ["--seed", str(seed or 0)]
     if record is not None:
         args += ["--record", os.path.abspath(record)]

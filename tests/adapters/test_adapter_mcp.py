@@ -310,6 +310,16 @@ def test_print_config_carries_every_option_given(tmp_path: Path, monkeypatch: py
     assert args() == ["mcp", "--task", TASK, "--seed", "0"]
 
 
+def test_print_config_gives_a_task_file_as_an_absolute_path(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A host starts the server in a directory of its own: a relative task file would not be found."""
+    (tmp_path / "mine.toml").write_text((Path(__file__).resolve().parents[2] / "tasks" / "inc-001.toml").read_text())
+    monkeypatch.chdir(tmp_path)
+    out = CliRunner().invoke(cli, ["mcp", "--task", "mine.toml", "--seed", "1", "--print-config"])
+    assert out.exit_code == 0, out.output
+    args = orjson.loads(out.output)["mcpServers"]["srezero"]["args"]
+    assert args == ["mcp", "--task", str(tmp_path / "mine.toml"), "--seed", "1"]
+
+
 def test_records_have_the_sweep_keys_and_replay_from_the_run_directory(oracle, tmp_path: Path,
                                                                       monkeypatch: pytest.MonkeyPatch) -> None:
     from srezero.sweep import records as rec
