@@ -31,6 +31,7 @@ returns an error observation, costs a step and counts as an invalid action.
 from __future__ import annotations
 
 import copy
+import numbers
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
@@ -99,6 +100,15 @@ class _Write:
     reason: str = ""
 
 
+def _checked_seed(seed: Any) -> int:
+    """A seed is a non-negative integer (as the CLI, the sweep and Gymnasium take it); numpy integers
+    pass. Anything else is refused rather than truncated: seed 1.7 silently playing seed 1 would be a
+    wrong record."""
+    if isinstance(seed, bool) or not isinstance(seed, numbers.Integral) or seed < 0:
+        raise ValueError(f"seed must be a non-negative integer, not {seed!r}")
+    return int(seed)
+
+
 @dataclass
 class EpisodeState:
     steps: int = 0
@@ -125,7 +135,7 @@ class Episode:
         if reward not in ("shaped", "sparse"):
             raise ValueError(f"reward must be 'shaped' or 'sparse', not {reward!r}")
         self.spec = spec
-        self.seed = seed
+        self.seed = _checked_seed(seed)
         #: "shaped": potential-based per-step rewards (a training signal; they carry information about
         #: the hidden state, so never show them to an agent under evaluation). "sparse": 0 until the
         #: last step, which pays marks/100. Both sum to marks/100.
@@ -141,7 +151,7 @@ class Episode:
 
     def reset(self, seed: int | None = None, options: dict[str, Any] | None = None) -> tuple[Observation, dict[str, Any]]:
         if seed is not None:
-            self.seed = int(seed)
+            self.seed = _checked_seed(seed)
         w = World.build(self.spec, self.seed)
         w.page()
         self.world = w

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import orjson
+import pytest
 
 import srezero
 from srezero.tools.parse import Action
@@ -171,3 +172,18 @@ def test_end_cause_and_diagnosis_submitted() -> None:
     for _ in range(spent.spec.budget.steps):
         spent.step("get_alerts()")
     assert spent.end_cause() == "step_budget"
+
+
+def test_a_seed_is_a_non_negative_integer() -> None:
+    """A bad seed is refused up front, never truncated (1.7 silently playing seed 1) or wrapped."""
+    import numpy as np
+
+    for bad in (-1, 1.7, "3", True, None):
+        with pytest.raises(ValueError, match="seed must be a non-negative integer"):
+            srezero.make("inc-001", seed=bad)
+    env = srezero.make("inc-001", seed=np.int64(2))  # numpy integers are integers
+    env.reset()
+    assert env.seed == 2 and type(env.seed) is int
+    with pytest.raises(ValueError, match="seed must be a non-negative integer"):
+        env.reset(seed=-5)
+    assert env.seed == 2 and env.step("get_alerts()")[0].ok  # the episode in play is untouched
