@@ -26,6 +26,7 @@ KUBECTL_FLAGS = {"get": ("-l", "--field-selector"), "logs": ("--previous", "--ta
                  "top": ("--sort-by=cpu", "--sort-by=memory"), "scale": ("--replicas",),
                  "drain": ("--ignore-daemonsets", "--delete-emptydir-data", "--force")}
 _CALL = re.compile(r"^\s*([A-Za-z_]\w*)\((.*)$", re.S)
+_POSITIONAL = re.compile(r"""\s*(['"])([\w.-]*)\1\s*,""")  # a quoted positional argument and its comma
 
 
 @dataclass
@@ -44,12 +45,20 @@ class Names:
         return cls(list(world.services), reps, [n.name for n in world.topo.nodes])
 
 
-def _metric_names() -> list[str]:
+def _metric_names(target: str | None = None, names: Names | None = None) -> list[str]:
+    """The metrics ``target`` has (a service's own, a replica's or a node's), or every metric name."""
     from srezero.sim import metrics as M
 
-    names = list(M.SERVICE_BASE) + [m for extra in M.SERVICE_EXTRA.values() for m in extra]
-    names += list(M.REPLICA_METRICS) + list(M.NODE_METRICS)
-    return list(dict.fromkeys(names))
+    if target and names is not None:
+        if target in names.services:
+            return list(M.metric_names(target))
+        if target in names.replicas:
+            return list(M.metric_names("replica"))
+        if target in names.nodes:
+            return list(M.metric_names("node"))
+    every = list(M.SERVICE_BASE) + [m for extra in M.SERVICE_EXTRA.values() for m in extra]
+    every += list(M.REPLICA_METRICS) + list(M.NODE_METRICS)
+    return list(dict.fromkeys(every))
 
 
 def _config_keys(service: str | None) -> list[str]:
@@ -75,11 +84,25 @@ def _values(tool: str, arg: str, prop: dict[str, Any], names: Names, args_so_far
     if arg == "node":
         return names.nodes
     if arg == "metric":
-        return _metric_names()
+        return _metric_names(_given(tool, "target", args_so_far), names)
     if arg == "key":
-        m = re.search(r"service\s*=\s*['\"]([\w-]+)['\"]", args_so_far)
-        return _config_keys(m.group(1) if m else None)
+        return _config_keys(_given(tool, "service", args_so_far))
     return []
+
+
+def _given(tool: str, arg: str, args_so_far: str) -> str | None:
+    """The quoted value already typed for ``arg``, by name (``service="worker"``) or in its place among
+    the leading positional arguments (``set_config("worker", key=``)."""
+    m = re.search(rf"(?<!\w){arg}\s*=\s*['\"]([\w.-]+)['\"]", args_so_far)
+    if m:
+        return m.group(1)
+    positional, at = [], 0
+    while (p := _POSITIONAL.match(args_so_far, at)) is not None:
+        positional.append(p.group(2))
+        at = p.end()
+    order = load_tools()[tool].arg_names
+    pos = order.index(arg) if arg in order else len(positional)
+    return positional[pos] or None if pos < len(positional) else None
 
 
 def _takes_text(prop: dict[str, Any]) -> bool:
@@ -98,8 +121,8 @@ def candidates(before: str, text: str, names: Names) -> list[str]:
     if not stripped:
         words = [f"{t}(" for t in tools] + list(SHELL_COMMANDS) + ["kubectl "]
         return sorted(w for w in words if w.startswith(text))
-    if stripped == "help":
-        return sorted(w for w in [*tools, "kubectl"] if w.startswith(text))
+    if stripped == "help":  # everything help has a page for: tools, kubectl and the shell commands
+        return sorted(w for w in [*tools, "kubectl", "hint", "page", "quit"] if w.startswith(text))
     first = stripped.split()[0]
     if first in ("kubectl", "k"):
         return [w for w in kubectl_candidates(stripped.split()[1:], text, names) if w.startswith(text)]
@@ -116,6 +139,13 @@ def candidates(before: str, text: str, names: Names) -> list[str]:
         if arg.group(2) or not _takes_text(prop):
             return vals  # an open quote (readline closes it itself), or a value that takes no quotes
         return [f'"{v}"' for v in vals]  # no quote typed yet: a bare name would be an invalid action
+    open_quote = re.fullmatch(r"""((?:\s*(['"])[\w.-]*\2\s*,)*)\s*['"]""", inside)
+    if open_quote:  # a positional value begun with a quote: the argument in that place
+        n = len(list(_POSITIONAL.finditer(open_quote.group(1))))
+        if n < len(spec.arg_names) and spec.arg_names[n] in props:
+            name = spec.arg_names[n]
+            return [v for v in _values(spec.name, name, props[name], names, inside) if v.startswith(text)]
+        return []
     if re.search(r"(^|,)\s*$", inside):  # start of an argument: offer the names not given yet
         given = set(re.findall(r"(\w+)\s*=", inside))
         return [f"{p}=" for p in spec.arg_names if p not in given and p.startswith(text)]

@@ -9,12 +9,13 @@ effect) and five minutes later.
 from __future__ import annotations
 
 import re
+import sys
 import textwrap
 from datetime import date
 from typing import TYPE_CHECKING, Any
 
 from srezero.play import goodpath as gp
-from srezero.play.style import Style
+from srezero.play.style import Style, columns
 from srezero.play.words import plain_pattern as plain_pattern  # re-exported: the debrief's own vocabulary
 from srezero.play.words import plain_signal
 from srezero.scoring import diagnosis as diag
@@ -26,8 +27,17 @@ if TYPE_CHECKING:
 
 AFTER_S = 300.0
 MAX_EVENTS = 14
-#: Paragraphs and long lines are wrapped to this many columns.
+#: Paragraphs and long lines are wrapped to this many columns, or to the terminal's width when narrower
+#: (but never below MIN_WIDTH).
 WIDTH = 100
+MIN_WIDTH = 40
+#: A timeline row's text column narrower than this wraps under the row's head instead of beside it.
+TEXT_MIN = 40
+#: A word longer than this in a failed action or its error (a pasted blob) is cut too; it then fits the
+#: timeline's text column (TEXT_MIN wide at least).
+LONG_WORD = 40
+#: The Marks section's label column.
+LABEL_WIDTH = 40
 NBSP = "\u00a0"  # textwrap breaks only at ASCII whitespace
 #: Changes this long before the page are in the timeline: get_changes' default look-back window.
 CHANGES_WINDOW_S = 72 * 3600.0
@@ -61,6 +71,27 @@ def wrap(text: str, indent: int | str = 0, hang: int = 0, width: int = WIDTH) ->
     first = " " * indent if isinstance(indent, int) else indent
     return textwrap.wrap(text, width, initial_indent=first, subsequent_indent=" " * (len(first) + hang),
                          break_long_words=False, break_on_hyphens=False) or [first]
+
+
+def debrief_width(stream: Any = None) -> int:
+    """:data:`WIDTH`, or the terminal's width when ``stream`` (stdout by default) is a narrower terminal."""
+    cols = columns(stream if stream is not None else sys.stdout)
+    return max(MIN_WIDTH, min(WIDTH, cols)) if cols else WIDTH
+
+
+def shorten(text: str, limit: int, long_word: int = 0) -> str:
+    """``text`` on one line, cut to ``limit`` characters at a word's end where one is near, with "..."
+    when something was cut, so a shortened error never reads as the whole message. With ``long_word``,
+    a longer word (a pasted blob) is cut the same way."""
+    words = text.split()
+    if long_word:
+        words = [w if len(w) <= long_word else w[: long_word - 3] + "..." for w in words]
+    text = " ".join(words)
+    if len(text) <= limit:
+        return text
+    cut = text[: limit - 3]
+    space = cut.rfind(" ")
+    return (cut[:space] if space > limit // 2 else cut).rstrip(" ,;:") + "..."
 
 
 def fmt(v: float | None) -> str:
@@ -113,6 +144,13 @@ def root_cause_keys(env: Episode) -> set[tuple[str, str]]:
 def _split_key(name: str) -> tuple[str, str, str]:
     m = re.match(r"^([\w-]+)([.:])(.+)$", name)
     return (m.group(1), m.group(2), m.group(3)) if m else (name, "", "")
+
+
+def term_lines(label: str, value: str) -> list[str]:
+    """One row of the Marks section: the label in its column and the value after it; a label longer
+    than the column wraps within it, the value on its last line (so the values stay in one column)."""
+    lines = textwrap.wrap(label, LABEL_WIDTH, subsequent_indent="  ", break_long_words=False) or [""]
+    return [f"  {ln}" for ln in lines[:-1]] + [f"  {lines[-1]:{LABEL_WIDTH}} {value}"]
 
 
 def wrong_fix_label(n: int) -> str:
@@ -218,19 +256,27 @@ def timeline(env: Episode, result: dict[str, Any], hints: list[dict[str, Any]]) 
     start = min([t0 - 3600.0, *[t + t0 - 600.0 for t, *_ in items]])
     cause_keys = root_cause_keys(env)
     for c in w.changes:
-        if c.author != AGENT and t0 - CHANGES_WINDOW_S <= c.at <= t0 + end:
-            # a change is stamped up to 29 s before the tick it was made on (World.change)
-            at_onset = any(0.0 <= ft - c.at < TICK_S for ft in fault_times)
-            # a latent misconfiguration can be made days before its trigger: match it by service and key
-            sets_cause = c.kind == "config" and not c.noise and \
-                any((c.service, k) in cause_keys for k in _CHANGED_KEY.findall(c.detail))
-            if at_onset or sets_cause:
-                mark = "  <- the root cause"
-            elif c.noise:  # made by ambient noise or a distractor; the episode is over, so it may be said
-                mark = "  <- a red herring (harmless)"
-            else:
-                mark = ""
-            add(c.at - t0, "change", f"{c.service} {c.kind}: {c.detail} (by {c.author}){mark}")
+        if c.author == AGENT or c.at > t0 + end:
+            continue
+        # a change is stamped up to 29 s before the tick it was made on (World.change)
+        at_onset = any(0.0 <= ft - c.at < TICK_S for ft in fault_times)
+        # a latent misconfiguration can be made days before its trigger: match it by service and key
+        sets_cause = c.kind == "config" and not c.noise and \
+            any((c.service, k) in cause_keys for k in _CHANGED_KEY.findall(c.detail))
+        old = c.at < t0 - CHANGES_WINDOW_S
+        if old and not sets_cause:  # beyond get_changes' default window; the cause is listed however old
+            continue
+        if c.noise:  # made by ambient noise or a distractor (harmless by construction, even when it
+            # lands on the tick the fault began); the episode is over, so it may be said
+            mark = "  <- a red herring (harmless)"
+        elif at_onset or sets_cause:
+            mark = "  <- the root cause"
+            if old:
+                mark += (f" (older than get_changes' default {CHANGES_WINDOW_S / 3600:g} h: "
+                         "get_changes(window_h=...) reaches it)")
+        else:
+            mark = ""
+        add(c.at - t0, "change", f"{c.service} {c.kind}: {c.detail} (by {c.author}){mark}")
     seen: dict[tuple[str, str], list[Any]] = {}
     for e in w.events:  # first Warning of each reason per service, with how often it recurred by the end
         if e.kind != "Warning" or not start <= e.at <= t0 + end:
@@ -248,8 +294,11 @@ def timeline(env: Episode, result: dict[str, Any], hints: list[dict[str, Any]]) 
     add(0.0, "page", f"PAGE: {env.briefing.page}")
     for step in env.trajectory:
         call = step["action"] if isinstance(step["action"], str) else str(step["tool"])
-        status = "" if step["ok"] else f"  -> error: {str(step['error'])[:90]}"
-        add(step["sim_time_s"], "you", f"step {step['step']}: {call[:110]}{status}", float(step["step"]))
+        if step["ok"] and step["tool"] and any(len(w) > 50 for w in call.split()):
+            call = gp.call_text(step)  # JSON typed without spaces: the same call, spaced so it can wrap
+        status = "" if step["ok"] else f"  -> error: {shorten(str(step['error']), 90, LONG_WORD)}"
+        call = shorten(call, 110, 0 if step["ok"] else LONG_WORD)  # what ran is never cut inside a word
+        add(step["sim_time_s"], "you", f"step {step['step']}: {call}{status}", float(step["step"]))
     for h in hints:  # taken after step h["step"]: between it and the next step
         add(h["sim_time_s"], "hint", f"hint {h['hint']} taken", h["step"] + 0.5)
     add(end, "end", "episode ended; the verification window followed (not listed: the timeline and its event "
@@ -265,8 +314,11 @@ def end_reason(env: Episode, result: dict[str, Any]) -> str:
     if not result.get("truncated"):
         return "the episode ended"
     budget = env.spec.budget
+    over = float(result.get("sim_seconds", 0.0)) - budget.time_s
+    overran = f"; the last action ran {over / 60:.1f} min past it" if over >= 1.0 else ""
     return {"step_budget": f"the step budget ran out ({budget.steps} steps) before resolve()",
-            "time_budget": f"the time budget ran out ({budget.time_s / 60:g} simulated minutes) before resolve()",
+            "time_budget": f"the time budget ran out ({budget.time_s / 60:g} simulated minutes{overran}) before "
+                           "resolve()",
             }.get(env.end_cause() or "",
                   "you stopped before resolve() (quit or end of input); it counts as truncated, not resolved")
 
@@ -343,61 +395,77 @@ def write_tag(env: Episode, result: dict[str, Any], write: dict[str, Any], path:
             "good path was made (see below for what still failed)")
 
 
-def render(env: Episode, result: dict[str, Any], hints: list[dict[str, Any]], style: Style | None = None) -> str:
-    """The whole debrief as text."""
+def render(env: Episode, result: dict[str, Any], hints: list[dict[str, Any]], style: Style | None = None,
+           width: int | None = None) -> str:
+    """The whole debrief as text, wrapped to ``width`` columns (by default :func:`debrief_width`: the
+    terminal's width, at most :data:`WIDTH`)."""
     s = style or Style(False)
     out: list[str] = []
     path = gp.good_path(env)
+    width = max(MIN_WIDTH, width or debrief_width())
+
+    def fit(text: str, indent: int | str = 0, hang: int = 0) -> list[str]:
+        return wrap(text, indent, hang, width)
 
     def section(title: str) -> None:
         out.extend(["", s.bold(title), s.dim("-" * len(title))])
 
-    verdict = s.green("SUCCESS", "bold") if result["success"] else s.yellow("NOT A FULL SUCCESS", "bold")
-    out.append(s.bold(f"DEBRIEF: {env.spec.title}"))
-    out.append(f"{verdict}  marks {result['marks']:.1f}/100 · diagnosis {result['diagnosis']['score']:.2f} · "
-               f"mitigated {'yes' if result['mitigated'] else 'no'} · evidence {result['evidence_coverage']:.0%}")
+    verdict = "SUCCESS" if result["success"] else "NOT A FULL SUCCESS"
+    out += [s.bold(line) for line in fit(f"DEBRIEF: {env.spec.title}", 0, 2)]
+    summary = fit(f"{verdict.replace(' ', NBSP)}  marks {result['marks']:.1f}/100 · diagnosis "
+                  f"{result['diagnosis']['score']:.2f} · mitigated {'yes' if result['mitigated'] else 'no'} · "
+                  f"evidence {result['evidence_coverage']:.0%}", 0, 2)
+    painted = s.green(verdict, "bold") if result["success"] else s.yellow(verdict, "bold")
+    out += _paint_first(summary, verdict.replace(" ", NBSP), painted)
     reason = end_reason(env, result)
     head = f"Ended after {result['steps']} steps and {result['sim_seconds'] / 60:.1f} simulated minutes: "
-    ended = wrap(f"{reason}.", head)
-    out += [ln[:len(head)] + s.yellow(ln[len(head):]) for ln in ended] if result.get("truncated") else ended
+    ended = fit(f"{head}{reason}.", 0, 2)
+    if result.get("truncated"):  # the reason in yellow: wrap first, then paint (codes have no width)
+        start = len(head) if ended[0].startswith(head) else len(ended[0])
+        ended = [ended[0][:start] + s.yellow(ended[0][start:]) if ended[0][start:] else ended[0],
+                 *[ln[:2] + s.yellow(ln[2:]) for ln in ended[1:]]]
+    out += ended
 
     section("What really happened")
-    out += wrap(" ".join(env.spec.description.split()))
+    out += fit(" ".join(env.spec.description.split()))
     truth = env.ground_truth()
     if not truth or result.get("no_fault"):
-        out += wrap("Root cause: none. This was a false alarm (a control task); the right call is an empty diagnosis.")
+        out += fit("Root cause: none. This was a false alarm (a control task); the right call is an empty diagnosis.")
     for rc in truth:
         if result.get("no_fault"):
             break
         line = f"Root cause: {rc['entity']} [{rc['category']}, {rc['layer']} layer]: {rc['detail']}"
-        out += _paint_first(wrap(line, 0, 2), rc["entity"], s.bold(rc["entity"]))
+        out += _paint_first(fit(line, 0, 2), rc["entity"], s.bold(rc["entity"]))
 
     section("Timeline (T = the page; up to the end of the episode)")
     colours = {"fault": "red", "change": "magenta", "event": "yellow", "page": "red", "you": "cyan", "hint": "blue",
                "end": "dim"}
     rows = [(rel(t), clock(env, t), kind, text) for t, kind, text in timeline(env, result, hints)]
+    rw = max((len(r) for r, _, _, _ in rows), default=7)
     cw = max((len(c) for _, c, _, _ in rows), default=8)
     for r, c, kind, text in rows:
-        head = f"  {r:>10}  {c:>{cw}}  "
-        lines = wrap(text, f"{head}{kind:6} ")
+        head = f"  {r:>{rw}}  {c:>{cw}}  "
+        # on a narrow terminal the text column would be a sliver: continuation lines start further left
+        hang = 0 if width - len(head) - 7 >= TEXT_MIN else 6 - len(head) - 7
+        lines = fit(text, f"{head}{kind:6} ", hang)
         lines[0] = head + s.paint(f"{kind:6}", colours[kind]) + lines[0][len(head) + 6:]
         out += lines
 
     section("Your diagnosis")
     for line in diagnosis_lines(env, result):
         indent = len(line) - len(line.lstrip())
-        out += wrap(line.lstrip(), indent, 2)
+        out += fit(line.lstrip(), indent, 2)
 
     section("Evidence")
-    out += [s.dim(x) for x in wrap("A signal counts when you made that read on that entity (the service itself, one of "
-                                   "its replicas, or a pod on that node; the consoles and the alerts count anywhere) "
-                                   "and what you were shown contained the text, at a time when it showed. <n> stands "
-                                   "for a number.", 2)]
+    out += [s.dim(x) for x in fit("A signal counts when you made that read on that entity (the service itself, one of "
+                                  "its replicas, or a pod on that node; the consoles and the alerts count anywhere) "
+                                  "and what you were shown contained the text, at a time when it showed. <n> stands "
+                                  "for a number.", 2)]
     ev = result.get("evidence") or {}
     for item in ev.get("found", []):
-        out += _paint_first(wrap(f"found  {plain_signal(item)}", 2, 7), "found ", s.green("found "))
+        out += _paint_first(fit(f"found  {plain_signal(item)}", 2, 7), "found ", s.green("found "))
     for item in ev.get("missed", []):
-        out += _paint_first(wrap(f"missed {plain_signal(item)}", 2, 7), "missed", s.red("missed"))
+        out += _paint_first(fit(f"missed {plain_signal(item)}", 2, 7), "missed", s.red("missed"))
 
     section("What your actions did to the system")
     writes = result.get("writes") or []
@@ -409,29 +477,29 @@ def render(env: Episode, result: dict[str, Any], hints: list[dict[str, Any]], st
         colour = "red" if tag.startswith("wrong") else "green" if tag.startswith("addressed") else "yellow"
         key = tag.split(",")[0]
         glued = key.replace(" ", NBSP)  # wrap never breaks the verdict, so it can be painted whole
-        lines = wrap(f"step {wr['step']} at {rel(wr['at'])}: {wr['tool']}({args}): {glued}{tag[len(key):]}", 2, 4)
+        lines = fit(f"step {wr['step']} at {rel(wr['at'])}: {wr['tool']}({args}): {glued}{tag[len(key):]}", 2, 4)
         out += [line.replace(glued, s.paint(key, colour)) for line in lines]
-        out += wrap(wr["effect"], 6, 2)
+        out += fit(wr["effect"], 6, 2)
         next_at = write_start(writes[i + 1]) if i + 1 < len(writes) else None
         for line in write_deltas(env, wr, next_at):
-            out += wrap(line, 6, 2)
+            out += fit(line, 6, 2)
     m = result.get("mitigation") or {}
     for reason in m.get("reasons") or []:
-        out += _paint_first(wrap(f"not mitigated: {reason}", 2, 4), "not mitigated:", s.red("not mitigated:"))
+        out += _paint_first(fit(f"not mitigated: {reason}", 2, 4), "not mitigated:", s.red("not mitigated:"))
     for item in m.get("destroyed") or []:
-        out += _paint_first(wrap(f"destroyed: {item}", 2, 4), "destroyed:", s.red("destroyed:"))
+        out += _paint_first(fit(f"destroyed: {item}", 2, 4), "destroyed:", s.red("destroyed:"))
     if m.get("slo_worst"):
         worst = ", ".join(f"{k} {fmt(v)}" for k, v in m["slo_worst"].items())
-        out += wrap(f"worst during the verification window: {worst} (SLOs {'held' if m.get('slo_ok') else 'broken'})",
-                    2, 4)
+        out += fit(f"worst during the verification window: {worst} (SLOs {'held' if m.get('slo_ok') else 'broken'})",
+                   2, 4)
 
     section("Marks")
     for k, v in (result.get("marks_terms") or {}).items():
         label = mk.TERM_LABELS.get(k, k)
         if k == "wrong_fix_penalty" and result.get("wrong_fixes"):
             label = wrong_fix_label(int(result["wrong_fixes"]))
-        out.append(f"  {label:40} {v:+6.1f}")
-    out.append(f"  {'total (clamped to 0..100)':40} {result['marks']:6.1f}")
+        out += term_lines(label, f"{v:+6.1f}")
+    out += term_lines("total (clamped to 0..100)", f"{result['marks']:6.1f}")
     if hints:
         out.append(f"  hints taken: {len(hints)} (free; recorded in the transcript)")
     if result.get("ttd_s") is not None or result.get("ttm_s") is not None:
@@ -440,9 +508,14 @@ def render(env: Episode, result: dict[str, Any], hints: list[dict[str, Any]], st
         out.append(f"  time to diagnose {ttd} · time to mitigate {ttm}")
 
     section("A good path")
-    out += wrap("What the oracle, which knows the answer, does on this task and seed: the reads that show the "
-                "evidence, the diagnosis, the smallest fix, then resolve. Your own path can differ and still be good.",
-                2)
+    from srezero.tools.registry import load_tools
+
+    tools = load_tools()
+    plan_writes = any(a["tool"] in tools and tools[a["tool"]].kind == "write" for a in path.plan)
+    fix = ("the smallest fix" if plan_writes else "no fix (nothing was broken, so any write would have done harm)"
+           if result.get("no_fault") else "no write")
+    out += fit("What the oracle, which knows the answer, does on this task and seed: the reads that show the "
+               f"evidence, the diagnosis, {fix}, then resolve. Your own path can differ and still be good.", 2)
     for i, action in enumerate(path.plan, start=1):
-        out += wrap(gp.call_text(action), f"  {i:>2}. ", 2)
+        out += fit(gp.call_text(action), f"  {i:>2}. ", 2)
     return "\n".join(out)

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import copy
+import difflib
 import inspect
 import os
 import re
@@ -143,6 +144,9 @@ class PlaySession:
         if self.quit_requested:
             return self.give_up()
         self.quit_requested = True
+        if not self.env.trajectory:  # nothing to score or keep: say so, not that a record will be saved
+            return Reply("no action taken yet: type quit again (or Ctrl-D) to leave; there is nothing to score, so "
+                         "no debrief and no record", "error")
         return Reply("the incident is still open. To finish it, submit_diagnosis(...) then resolve(). "
                      "Type quit again (or Ctrl-D) to stop here: the episode ends as it stands (scored as stopped "
                      "early, not resolved), then the debrief, and the record is saved.", "error")
@@ -207,7 +211,9 @@ class PlaySession:
                     + "\nDeployments: service names or lb, web, cache, db, mq, worker. See docs/play.md.")
         spec = tools.get(topic.removesuffix("()")) or tools.get(topic.removesuffix("()").lower())
         if spec is None:
-            return f"no help for {topic!r}; type help for the list of tools"
+            close = difflib.get_close_matches(topic.removesuffix("()").lower(), [*tools, "kubectl", *SHELL_HELP], 1)
+            maybe = f"did you mean help {close[0]}? " if close else ""
+            return f"no help for {topic!r}; {maybe}type help for the list of tools"
         return tool_help(spec)
 
     # ------------------------------------------------------------------ the end

@@ -11,12 +11,13 @@ import cmd
 import contextlib
 import os
 import sys
+import textwrap
 from pathlib import Path
 from typing import IO, Any
 
 from srezero.play import complete as comp
 from srezero.play.session import PlaySession, Reply
-from srezero.play.style import Style, safe_input, safe_streams
+from srezero.play.style import Style, columns, safe_input, safe_streams
 
 HISTORY_LINES = 1000
 
@@ -122,10 +123,10 @@ class PlayShell(cmd.Cmd):
         s = self.style
         if reply.header:
             colour = "red" if reply.kind == "error" else "cyan"
-            self.stdout.write(s.paint(f"── {reply.header}", colour) + "\n")
+            self.stdout.write(s.paint(fit(f"── {reply.header}", columns(self.stdout)), colour) + "\n")
         if not reply.text:
             return
-        text = reply.text
+        text = fit(reply.text, columns(self.stdout)) if reply.kind != "ok" else reply.text  # output is data
         if reply.kind == "error":
             text = s.red(text)
         elif reply.kind == "hint":
@@ -148,6 +149,24 @@ class PlayShell(cmd.Cmd):
         return self._matches[state] if state < len(self._matches) else None
 
 
+def fit(text: str, width: int | None) -> str:
+    """Prose for a terminal ``width`` columns wide (None: as it is), wrapped between words. Each line keeps
+    its indentation; an indented line's continuation hangs four further in, so help tables stay legible.
+    A word is never split (a name or a call stays whole, so it can be copied)."""
+    if not width:
+        return text
+    out = []
+    for line in text.splitlines():
+        if len(line) <= width:
+            out.append(line)
+            continue
+        indent = len(line) - len(line.lstrip(" "))
+        hang = min(indent + 4, width // 2) if indent else 0
+        out += textwrap.wrap(line.strip(" "), width, initial_indent=" " * indent, subsequent_indent=" " * hang,
+                             break_long_words=False, break_on_hyphens=False) or [line]
+    return "\n".join(out)
+
+
 def _isatty(stream: Any) -> bool:
     try:
         return bool(stream.isatty())
@@ -161,11 +180,13 @@ def run(session: PlaySession, style: Style, out: IO[str] | None = None) -> bool:
     safe_streams(sys.stdout, sys.stderr, stream)
     safe_input(sys.stdin)
     page = session.start()
-    stream.write(style.paint(page.splitlines()[0], "red", "bold") + "\n")
-    stream.write("\n".join(page.splitlines()[1:]) + "\n")
-    stream.write(style.dim("Type help for the tools, help TOOL for one, "
-                           + ("hint for a hint, " if session.hints_enabled else "")
-                           + "Tab to complete, quit to stop.") + "\n")
+    width = columns(stream)
+    first, *rest = fit(page, width).splitlines() or [""]
+    stream.write(style.paint(first, "red", "bold") + "\n")
+    stream.write("".join(line + "\n" for line in rest))
+    stream.write(style.dim(fit("Type help for the tools, help TOOL for one, "
+                               + ("hint for a hint, " if session.hints_enabled else "")
+                               + "Tab to complete, quit to stop.", width)) + "\n")
     shell = PlayShell(session, style, stdout=stream)
     shell.cmdloop()
     stream.flush()  # what follows may be written through another wrapper of the same file (click.echo)

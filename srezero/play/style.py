@@ -82,3 +82,21 @@ def safe_input(stream: object) -> None:
             codecs.lookup(stream.encoding or "ascii").name != "utf-8":
         with contextlib.suppress(ValueError, OSError):
             stream.reconfigure(errors="replace")
+
+
+def columns(stream: object) -> int | None:
+    """The width of the terminal ``stream`` writes to, or None when it is not a terminal: piped output is
+    not re-wrapped. The terminal's own size wins over ``$COLUMNS`` (an exported value can be stale, or
+    inherited from another terminal); ``$COLUMNS`` serves when the size cannot be read."""
+    try:
+        if not stream.isatty():  # type: ignore[attr-defined]
+            return None
+        fd = stream.fileno()  # type: ignore[attr-defined]
+    except (AttributeError, ValueError, OSError):  # a closed or fake stream
+        return None
+    try:
+        size = os.get_terminal_size(fd).columns
+    except OSError:
+        size = 0
+    env = os.environ.get("COLUMNS", "")
+    return size or (int(env) if env.isdigit() and int(env) > 0 else None)

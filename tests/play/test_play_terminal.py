@@ -161,7 +161,7 @@ def test_first_tab_on_a_value_lists_the_choices(tmp_path: Path) -> None:
     child.logfile_read = seen = io.StringIO()
     child.expect(PROMPT)
     child.send('query_metrics(target="worker", metric=\t')  # one Tab: the opening quote and the list
-    child.expect("queue_age_s")
+    child.expect("processed_per_s")  # the worker's own metrics, not the queue's (that would be an error)
     child.expect(re.escape('metric="'))  # the line is redrawn with the quote typed
     child.send("error_r\t")
     child.expect(re.escape('error_rate"'))
@@ -176,3 +176,4 @@ def test_first_tab_on_a_value_lists_the_choices(tmp_path: Path) -> None:
     assert child.exitstatus == 0
     rec = orjson.loads((tmp_path / "rec.json").read_bytes())
     assert rec["trajectory"][0]["args"] == {"target": "worker", "metric": "error_rate", "window_s": 900}, seen.getvalue()
+    assert "queue_age_s" not in seen.getvalue().partition("DEBRIEF")[0]
