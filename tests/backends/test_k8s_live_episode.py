@@ -316,8 +316,6 @@ def api_server():
 
 def test_a_request_timeout_is_an_error_observation(api_server: FakeApiServer, tmp_path) -> None:
     """Through a kubeconfig (the backend's own client): one attempt, bounded by the request timeout."""
-    import time
-
     api_server.route("GET", r"/api/v1/namespaces/shop/pods", hang=True)
     api_server.route("GET", r"/api/v1/namespaces/shop$", 200, {"kind": "Namespace", "metadata": {"name": NS}})
     default_host = kc.Configuration.get_default_copy().host
@@ -326,9 +324,7 @@ def test_a_request_timeout_is_an_error_observation(api_server: FakeApiServer, tm
     assert kc.Configuration.get_default_copy().host == default_host  # the process-wide default is untouched
     env = LiveEpisode(backend, verify_s=0)
     env.reset()
-    t0 = time.monotonic()
-    obs, *_ = env.step('get_status(service="web")')
-    assert time.monotonic() - t0 < 0.8
+    obs, *_ = env.step('get_status(service="web")')  # the route hangs: only the timeout ends the call
     assert obs.error.startswith("backend error: Kubernetes API timed out (request timeout 0.2s) in get_status")
     assert (env.backend_errors, env.invalid) == (1, 0)
     assert [c for c in api_server.calls if "/pods" in c[1]] == [("GET", "/api/v1/namespaces/shop/pods?labelSelector=app%3Dweb")]

@@ -485,10 +485,22 @@ def test_a_connect_timeout_is_not_retried(tmp_path) -> None:
         b = KubernetesBackend(NS, kubeconfig=str(config), request_timeout=0.4, check_namespace=False)
         retries = b.core.wrapped.api_client.configuration.retries
         assert (retries.connect, retries.read) == (0, 0)
-        t0 = time.monotonic()
-        with pytest.raises(ToolError, match="Kubernetes API timed out"):
-            call(b, "get_status")
-        assert time.monotonic() - t0 < 1.0  # about one timeout (0.4 s); with 3 connect retries it was 1.6 s
+        import urllib3.util.connection as u3conn
+
+        attempts = []
+        real = u3conn.create_connection
+
+        def counted(*args, **kwargs):
+            attempts.append(kwargs.get("timeout", args[1] if len(args) > 1 else None))
+            return real(*args, **kwargs)
+
+        u3conn.create_connection = counted
+        try:
+            with pytest.raises(ToolError, match="Kubernetes API timed out"):
+                call(b, "get_status")
+        finally:
+            u3conn.create_connection = real
+        assert attempts == [0.4]  # one attempt, bounded by the request timeout (3 connect retries made 4)
     finally:
         for c in fillers:
             c.close()
@@ -540,6 +552,11 @@ def test_status_shows_the_last_termination_reason() -> None:
 
 
 def test_the_fake_client_rejects_what_the_real_one_would() -> None:
+    import inspect
+
+    params = inspect.signature(kc.CoreV1Api.list_namespaced_pod).parameters.values()
+    if any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params):
+        pytest.skip("this kubernetes client (before 37) takes **kwargs: no signature to bind a misspelt keyword against")
     rec = Recorder("core", [], {})
     with pytest.raises(TypeError):
         rec.list_namespaced_pod(namespace=NS, label_selctor="app=web")
