@@ -187,3 +187,18 @@ def test_a_seed_is_a_non_negative_integer() -> None:
     with pytest.raises(ValueError, match="seed must be a non-negative integer"):
         env.reset(seed=-5)
     assert env.seed == 2 and env.step("get_alerts()")[0].ok  # the episode in play is untouched
+
+
+def test_wait_stops_where_the_time_budget_does() -> None:
+    env = srezero.make("inc-004", seed=0)
+    env.reset()
+    budget = env.spec.budget.time_s
+    env.step("get_alerts()")  # a few seconds, so the budget left is no multiple of a full wait
+    while budget - (env.world.now - env.t0) > 600:
+        env.step({"tool": "wait", "args": {"seconds": 600}})
+    left = budget - (env.world.now - env.t0)
+    assert 0 < left < 600
+    obs, _r, terminated, truncated, info = env.step({"tool": "wait", "args": {"seconds": 600}})
+    assert "of 600 (the time budget ran out)" in obs.text and truncated and not terminated
+    assert budget <= info["sim_time_s"] < budget + 1.0  # not 600 s past the budget
+    assert env.end_cause() == "time_budget"

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from typing import TYPE_CHECKING, Annotated, Literal
 
 from pydantic import Field
@@ -280,13 +281,19 @@ def node_diagnostics(ctx: ToolContext,
 def wait(ctx: ToolContext,
          seconds: Annotated[int, Field(ge=10, le=600), "how long to watch before the next action (10-600)"] = 60
          ) -> ToolOutput:
-    """Let simulated time pass without acting, e.g. while a fix takes effect; shows the edge afterwards."""
+    """Let simulated time pass without acting, e.g. while a fix takes effect; shows the edge afterwards.
+    The watch ends where the episode's time budget does."""
     w = ctx.world
+    ep = ctx.episode
+    asked = seconds
+    if ep is not None:  # watching past the budget would let the world run on after the episode ended
+        seconds = max(0, min(seconds, math.ceil(ep.spec.budget.time_s - (w.now - ep.t0))))
     w.advance(seconds)
     err = w.vals[w.row_of[("load_balancer", "error_rate")]]
     p99 = w.vals[w.row_of[("load_balancer", "latency_p99_ms")]]
     firing = sorted({a.name for a in w.alerts.listing(w.now) if a.firing})
-    return ToolOutput(f"waited {seconds} s; edge error ratio {err:.2%}, p99 {p99:.0f} ms; "
+    cut = f" of {asked} (the time budget ran out)" if seconds < asked else ""
+    return ToolOutput(f"waited {seconds} s{cut}; edge error ratio {err:.2%}, p99 {p99:.0f} ms; "
                       f"firing alerts: {', '.join(firing) or 'none'}", {"waited_s": seconds})
 
 
