@@ -45,7 +45,8 @@ def test_specific_bad_inputs_have_clear_errors() -> None:
     env = srezero.make("inc-002", 0)
     env.reset()
     cases = {
-        "nonexistent_tool()": "unknown tool",
+        "nonexistent_tool()": "unknown tool 'nonexistent_tool'; available tools: get_alerts",
+        'get_statu(service="database")': "unknown tool 'get_statu'; did you mean get_status?",
         'get_status(service="nope")': "unknown service",
         'query_metrics(target="database", metric="bogus")': "has no metric",
         "query_metrics(": "could not parse",

@@ -24,7 +24,7 @@ from srezero.backends.prometheus import PIPELINE_ALERTS, BackendError, Permissio
 from srezero.episode import Briefing, Observation
 from srezero.tools.context import ToolContext
 from srezero.tools.kubectl import live_names
-from srezero.tools.parse import parse_action, unwrap_markdown
+from srezero.tools.parse import UnknownTool, parse_action, unwrap_markdown
 from srezero.tools.registry import ToolError, load_tools
 
 OBS_TEXT_LIMIT = 12_000
@@ -213,11 +213,8 @@ class LiveEpisode:
         with live_names():
             try:
                 tool, args = parse_action(action)
-            except ToolError as exc:
-                if not str(exc).startswith("unknown tool "):
-                    raise
-                offered = ", ".join(t["name"] for t in self.tool_specs())
-                raise ToolError(f"{str(exc).partition('; available tools:')[0]}; available tools: {offered}") from None
+            except UnknownTool as exc:  # name, suggest and list only the tools this backend serves
+                raise UnknownTool(exc.name, tuple(t["name"] for t in self.tool_specs())) from None
         if tool == "search_logs" and isinstance(action, str) and _wants_previous(unwrap_markdown(action.strip())):
             args["previous"] = True  # the backend reads the last terminated container's log
         return tool, args

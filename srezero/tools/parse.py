@@ -16,6 +16,7 @@ backticks is read without that wrapping: models often format a plain-text reply 
 from __future__ import annotations
 
 import ast
+import functools
 import re
 from dataclasses import dataclass, field
 from typing import Any
@@ -97,7 +98,7 @@ def parse_text(text: str) -> tuple[str, dict[str, Any]]:
     name = call.func.id
     spec = tools.get(name)
     if spec is None:
-        raise ToolError(unknown_tool_message(name))
+        raise UnknownTool(name)
     if len(call.args) > len(spec.arg_names):
         raise ToolError(f"{name} takes at most {len(spec.arg_names)} positional arguments ({', '.join(spec.arg_names)})")
     args: dict[str, Any] = {}
@@ -134,9 +135,30 @@ def parse_dict(action: dict[str, Any]) -> tuple[str, dict[str, Any]]:
     return name, args
 
 
-def unknown_tool_message(name: str) -> str:
-    names = ", ".join(load_tools())
-    return f"unknown tool {str(name)[:60]!r}; available tools: {names}"
+class UnknownTool(ToolError):
+    """An action named a tool that does not exist; ``name`` is what it asked for."""
+
+    def __init__(self, name: Any, offered: tuple[str, ...] | None = None) -> None:
+        super().__init__(unknown_tool_message(name, offered))
+        self.name = name
+
+
+def unknown_tool_message(name: Any, offered: tuple[str, ...] | None = None) -> str:
+    """The error for a tool that does not exist: the nearest name first (a typo is the usual cause),
+    then every tool ``offered`` (default: all), so an agent that guessed a name from another benchmark
+    learns the real set."""
+    names = offered if offered is not None else tuple(load_tools())
+    shown = str(name)[:60]
+    close = _nearest(shown, names)
+    hint = f"; did you mean {' or '.join(close)}?" if close else ";"
+    return f"unknown tool {shown!r}{hint} available tools: {', '.join(names)}"
+
+
+@functools.lru_cache(maxsize=256)
+def _nearest(name: str, names: tuple[str, ...]) -> tuple[str, ...]:
+    import difflib
+
+    return tuple(difflib.get_close_matches(name, names, n=2, cutoff=0.75))
 
 
 def parse_action(action: Any) -> tuple[str, dict[str, Any]]:
@@ -153,7 +175,7 @@ def parse_action(action: Any) -> tuple[str, dict[str, Any]]:
         raise ToolError(f"an action must be a dict, a string or an Action, not {type(action).__name__}")
     spec = load_tools().get(name)
     if spec is None:
-        raise ToolError(unknown_tool_message(name))
+        raise UnknownTool(name)
     try:
         return name, spec.validate(args)
     except ToolError as exc:  # keep which tool was asked for: the transcript and info name it

@@ -257,6 +257,8 @@ def test_only_served_tools_are_offered_in_live_words() -> None:
     env.reset()
     obs, *_ = env.step("get_tracez()")
     assert "available tools: get_alerts, get_topology, get_status" in obs.error and "get_traces" not in obs.error
+    obs, *_ = env.step("get_statuz()")  # a typo of a served tool is named
+    assert obs.error.startswith("unknown tool 'get_statuz'; did you mean get_status? available tools: get_alerts")
 
 
 def test_wait_sleeps_then_shows_the_rollouts() -> None:
