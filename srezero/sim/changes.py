@@ -119,7 +119,7 @@ ROLLOUT_GAP_S = 5.0  # a rolling update restarts the next pod this long after th
 
 def roll_out(w: World, svc: Service, version: str, at: float) -> None:
     """The events and pod ages of a rolling update that finished in the past. Pods restart one at a
-    time, each once the previous is up again: the spacing of a live rollout (srezero.faults.app.roll),
+    time, each once the previous is up again: the spacing of a live rollout (:func:`roll`),
     so a past release's pod ages never tell it apart from one shipped live."""
     w.events.append(Event(at, "Normal", "ScalingReplicaSet", svc.kind, f"Rolled out {svc.kind} {version}"))
     pods = [rep for rep in svc.replicas if rep.state != "Terminated"]
