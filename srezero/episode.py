@@ -329,11 +329,13 @@ class Episode:
         return [asdict(rc) for rc in self.truth]
 
     # ------------------------------------------------------------------ internals
+    def time_left_s(self) -> float:
+        """Simulated seconds left of the time budget (0 once it has run out)."""
+        return max(0.0, self.spec.budget.time_s - (self.world.now - self.t0))
+
     def _obs(self, text: str, tool: str | None, ok: bool, error: str | None, data: Any) -> Observation:
-        w = self.world
-        elapsed = w.now - self.t0
         return Observation(text, tool, ok, error, data, self.st.steps, max(0, self.spec.budget.steps - self.st.steps),
-                           round(elapsed, 3), max(0.0, self.spec.budget.time_s - elapsed), self.st.done)
+                           round(self.world.now - self.t0, 3), self.time_left_s(), self.st.done)
 
     def _root_cause_active(self) -> bool:
         """Is some injected fault still active now? Never on a control task: nothing is broken there."""

@@ -97,13 +97,20 @@ ENVELOPES: dict[tuple[str, str], Callable[[World, Any], bool]] = {
 }
 
 
-def healthy(w: World, service: str, key: str, original: Any) -> bool:
-    """Is the current value of ``service.key`` safe? Unknown keys must equal their original value."""
-    value = w.services[service].config.get(key)
+def within(w: World, service: str, key: str, value: Any) -> bool | None:
+    """Is ``value`` safe for ``service.key`` in this world? None when the key has no envelope; a value
+    of the wrong type is unsafe."""
     check = ENVELOPES.get((service, key))
     if check is None:
-        return value == original
+        return None
     try:
         return bool(check(w, value))
     except (TypeError, ValueError):
         return False
+
+
+def healthy(w: World, service: str, key: str, original: Any) -> bool:
+    """Is the current value of ``service.key`` safe? Unknown keys must equal their original value."""
+    value = w.services[service].config.get(key)
+    safe = within(w, service, key, value)
+    return value == original if safe is None else safe

@@ -14,7 +14,7 @@ import math
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from srezero.faults.envelopes import ENVELOPES
+from srezero.faults.envelopes import ENVELOPES, within
 from srezero.sim import changes
 from srezero.sim.config import ENDPOINTS, HEALTH_PATHS
 from srezero.sim.nodes import SYSCTLS, sysctl_value
@@ -87,14 +87,10 @@ def _wide_if_safe(w: World, service: str, key: str, now: Any, rng: Stream) -> An
     whose safe envelope in this world holds it too: a limit right-sized from far above, or raised
     from a value that was already enough. The metrics history could not have shown such a value as
     harmful, so a big step within the series is no sign of a fault by itself. None otherwise."""
-    fits = ENVELOPES.get((service, key))
-    if fits is None or isinstance(now, bool):
+    if (service, key) not in ENVELOPES or isinstance(now, bool):
         return None
     prev = _earlier(now, rng, _OLD_SPAN)
-    try:
-        return prev if prev is not None and fits(w, prev) else None
-    except (TypeError, ValueError):
-        return None
+    return prev if prev is not None and within(w, service, key, prev) else None
 
 
 def _earlier_sysctl(node: Node, key: str, rng: Stream, span: float) -> str:

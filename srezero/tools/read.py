@@ -287,7 +287,7 @@ def wait(ctx: ToolContext,
     ep = ctx.episode
     asked = seconds
     if ep is not None:  # watching past the budget would let the world run on after the episode ended
-        seconds = max(0, min(seconds, math.ceil(ep.spec.budget.time_s - (w.now - ep.t0))))
+        seconds = min(seconds, math.ceil(ep.time_left_s()))
     w.advance(seconds)
     err = w.vals[w.row_of[("load_balancer", "error_rate")]]
     p99 = w.vals[w.row_of[("load_balancer", "latency_p99_ms")]]
