@@ -26,7 +26,7 @@ def play_cmd(task_id: str, seed: int, hints: bool, record_path: str | None, play
     import srezero
     from srezero.play import debrief, shell
     from srezero.play.session import PlaySession, writable_problem
-    from srezero.play.style import Style, want_colour
+    from srezero.play.style import Style, columns, want_colour
 
     try:
         env = srezero.make(task_id, seed)
@@ -50,13 +50,18 @@ def play_cmd(task_id: str, seed: int, hints: bool, record_path: str | None, play
     path, warning = session.save_or_fallback(target)
     if warning:
         click.echo(style.red(f"\n{warning}"), err=True)
-    click.echo(end_message(str(path), env.spec.id, seed, session.stopped_early, session.agent_label))
+    click.echo(end_message(str(path), env.spec.id, seed, session.stopped_early, session.agent_label,
+                           columns(sys.stdout)))
 
 
-def end_message(path: str, task_id: str, seed: int, stopped_early: bool = False, label: str = "") -> str:
-    """Where the record went, how to replay it and how to report on it."""
+def end_message(path: str, task_id: str, seed: int, stopped_early: bool = False, label: str = "",
+                width: int | None = None) -> str:
+    """Where the record went, how to replay it and how to report on it. Each command is a line of its
+    own, never wrapped, so it can be copied whole; the prose around it wraps to ``width`` columns."""
     import os
     import shlex
+
+    from srezero.play.shell import fit
 
     here = os.getcwd()
     if os.path.isabs(path) and os.path.commonpath([here, path]) == here:
@@ -66,8 +71,11 @@ def end_message(path: str, task_id: str, seed: int, stopped_early: bool = False,
                    "session" if stopped_early else "the same actions give the same result")
     folder = shlex.quote(os.path.dirname(path) or ".")
     attempt = f" as {label} (a repeat of this task and seed in that folder)" if "#" in label else ""
-    return (f"\ntranscript saved to {path}{attempt}\n"
-            f"  replay it ({replay_note}): SREZERO_REPLAY={q} srezero run --task {shlex.quote(task_id)} "
-            f"--agent replay --seed {seed}\n"
-            f"  report on it (HTML, with a step-by-step replay page): srezero report {q}  "
-            f"(or a folder of records: srezero report {folder})")
+    lines = [fit(f"transcript saved to {path}{attempt}", width),
+             fit(f"  replay it ({replay_note}):", width),
+             f"    SREZERO_REPLAY={q} srezero run --task {shlex.quote(task_id)} --agent replay --seed {seed}",
+             fit("  report on it (HTML, with a step-by-step replay page):", width),
+             f"    srezero report {q}",
+             fit("  or on the folder's records together:", width),
+             f"    srezero report {folder}"]
+    return "\n" + "\n".join(lines)

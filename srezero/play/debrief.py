@@ -9,13 +9,13 @@ effect) and five minutes later.
 from __future__ import annotations
 
 import re
-import sys
 import textwrap
 from datetime import date
 from typing import TYPE_CHECKING, Any
 
 from srezero.play import goodpath as gp
-from srezero.play.style import Style, columns
+from srezero.play.style import Style
+from srezero.play.text import MIN_WIDTH, debrief_width, fmt, rel, shorten, wrap
 from srezero.play.words import plain_pattern as plain_pattern  # re-exported: the debrief's own vocabulary
 from srezero.play.words import plain_signal
 from srezero.scoring import diagnosis as diag
@@ -27,10 +27,6 @@ if TYPE_CHECKING:
 
 AFTER_S = 300.0
 MAX_EVENTS = 14
-#: Paragraphs and long lines are wrapped to this many columns, or to the terminal's width when narrower
-#: (but never below MIN_WIDTH).
-WIDTH = 100
-MIN_WIDTH = 40
 #: A timeline row's text column narrower than this wraps under the row's head instead of beside it.
 TEXT_MIN = 40
 #: A word longer than this in a failed action or its error (a pasted blob) is cut too; it then fits the
@@ -62,58 +58,6 @@ GATE_WORDS = {
                      "(submit_diagnosis(root_causes=[]))",
     "blamed_a_healthy_system": "this was a false alarm (nothing was broken), but the diagnosis blamed something",
 }
-
-
-def wrap(text: str, indent: int | str = 0, hang: int = 0, width: int = WIDTH) -> list[str]:
-    """``text`` wrapped to ``width``: the first line starts with ``indent`` (spaces, or a string such as a
-    timeline row's head), the rest with as many spaces plus ``hang``. Words are never broken (a long name
-    or call stays whole, so it can be copied)."""
-    first = " " * indent if isinstance(indent, int) else indent
-    return textwrap.wrap(text, width, initial_indent=first, subsequent_indent=" " * (len(first) + hang),
-                         break_long_words=False, break_on_hyphens=False) or [first]
-
-
-def debrief_width(stream: Any = None) -> int:
-    """:data:`WIDTH`, or the terminal's width when ``stream`` (stdout by default) is a narrower terminal."""
-    cols = columns(stream if stream is not None else sys.stdout)
-    return max(MIN_WIDTH, min(WIDTH, cols)) if cols else WIDTH
-
-
-def shorten(text: str, limit: int, long_word: int = 0) -> str:
-    """``text`` on one line, cut to ``limit`` characters at a word's end where one is near, with "..."
-    when something was cut, so a shortened error never reads as the whole message. With ``long_word``,
-    a longer word (a pasted blob) is cut the same way."""
-    words = text.split()
-    if long_word:
-        words = [w if len(w) <= long_word else w[: long_word - 3] + "..." for w in words]
-    text = " ".join(words)
-    if len(text) <= limit:
-        return text
-    cut = text[: limit - 3]
-    space = cut.rfind(" ")
-    return (cut[:space] if space > limit // 2 else cut).rstrip(" ,;:") + "..."
-
-
-def fmt(v: float | None) -> str:
-    if v is None:
-        return "n/a"
-    a = abs(v)
-    if a == 0:
-        return "0"
-    if a >= 100 or float(v).is_integer():
-        return f"{v:.0f}"
-    if a >= 1:
-        return f"{v:.1f}"
-    return f"{v:.3f}"
-
-
-def rel(seconds: float) -> str:
-    """``T-04:30`` (minutes:seconds from the page), ``T-1:54:05`` beyond an hour."""
-    sign = "-" if seconds < 0 else "+"
-    s = round(abs(seconds))
-    if s >= 3600:
-        return f"T{sign}{s // 3600}:{s % 3600 // 60:02d}:{s % 60:02d}"
-    return f"T{sign}{s // 60:02d}:{s % 60:02d}"
 
 
 def clock(env: Episode, seconds: float) -> str:

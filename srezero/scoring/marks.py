@@ -75,8 +75,7 @@ TERM_LABELS = {"diagnosis": f"diagnosis ({W_DIAGNOSIS:g} x checklist score)",
                "wrong_fix_penalty": f"wrong fixes (the k-th costs {P_WRONG_FIX:g} x k)",
                "destructive_penalty": f"destructive actions (-{P_DESTRUCTIVE:g} each)",
                "invalid_penalty": f"invalid actions (-{P_INVALID:g} each, at most -{P_INVALID_CAP:g})",
-               "premature_penalty": f"premature resolve (-{P_PREMATURE:g}), or any end with a root cause "
-                                    "still active"}
+               "premature_penalty": f"root cause active at the end (-{P_PREMATURE:g})"}
 
 @dataclass(frozen=True)
 class Components:

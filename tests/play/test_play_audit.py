@@ -16,6 +16,7 @@ import srezero
 from srezero.play import debrief
 from srezero.play import shell as shell_mod
 from srezero.play import style as style_mod
+from srezero.play import text as text_mod
 from srezero.play.complete import Names, candidates
 from srezero.play.session import PlaySession, Reply
 from srezero.play.style import Style
@@ -80,8 +81,8 @@ def test_cut_texts_in_the_timeline_say_they_were_cut() -> None:
     assert len(err) > 90 and you[0].endswith("...") and err.startswith(you[0].split("error: ")[1][:-3])
     # JSON typed without spaces is shown spaced, so the row can wrap between words
     assert '"category": "misconfiguration"' in you[1]
-    assert debrief.shorten("a" * 300, 110).endswith("...") and len(debrief.shorten("a" * 300, 110)) <= 110
-    assert debrief.shorten("a" * 300, 110, 40) == "a" * 37 + "..."
+    assert text_mod.shorten("a" * 300, 110).endswith("...") and len(text_mod.shorten("a" * 300, 110)) <= 110
+    assert text_mod.shorten("a" * 300, 110, 40) == "a" * 37 + "..."
 
 
 # ---------------------------------------------------------------------- narrow terminals
@@ -115,14 +116,14 @@ def test_the_debrief_takes_the_terminal_width(monkeypatch: pytest.MonkeyPatch) -
             return r
 
     monkeypatch.setenv("COLUMNS", "64")
-    assert style_mod.columns(Tty()) == 64 and debrief.debrief_width(Tty()) == 64
-    assert style_mod.columns(io.StringIO()) is None and debrief.debrief_width(io.StringIO()) == debrief.WIDTH  # a pipe
+    assert style_mod.columns(Tty()) == 64 and text_mod.debrief_width(Tty()) == 64
+    assert style_mod.columns(io.StringIO()) is None and text_mod.debrief_width(io.StringIO()) == text_mod.WIDTH  # a pipe
     monkeypatch.setenv("COLUMNS", "300")
-    assert debrief.debrief_width(Tty()) == debrief.WIDTH  # never wider than WIDTH
+    assert text_mod.debrief_width(Tty()) == text_mod.WIDTH  # never wider than WIDTH
     monkeypatch.setenv("COLUMNS", "20")
-    assert debrief.debrief_width(Tty()) == debrief.MIN_WIDTH
+    assert text_mod.debrief_width(Tty()) == text_mod.MIN_WIDTH
     monkeypatch.delenv("COLUMNS")
-    assert style_mod.columns(Tty()) is None and debrief.debrief_width(Tty()) == debrief.WIDTH
+    assert style_mod.columns(Tty()) is None and text_mod.debrief_width(Tty()) == text_mod.WIDTH
     os.close(r)
     os.close(w)
 
@@ -251,3 +252,21 @@ def test_the_good_path_of_a_false_alarm_has_no_fix() -> None:
     assert "no fix (nothing was broken" in good and "the smallest fix" not in good
     s = _play("inc-001", 0, ["resolve()"])
     assert "the smallest fix" in debrief.render(s.env, s.info["result"], [])
+
+
+def test_the_end_of_play_commands_stay_whole_and_the_prose_fits_the_terminal(tmp_path, monkeypatch):
+    import shlex
+
+    from srezero.commands.play import end_message
+
+    monkeypatch.chdir(tmp_path)
+    record = "runs/my play/inc-001-0.json"  # a space: the commands must quote it
+    text = end_message(record, "inc-001", 0, stopped_early=True, label="you#2", width=50)
+    commands = [line.strip() for line in text.splitlines() if "srezero " in line]
+    assert [shlex.split(c) for c in commands] == [
+        [f"SREZERO_REPLAY={record}", "srezero", "run", "--task", "inc-001", "--agent", "replay", "--seed", "0"],
+        ["srezero", "report", record],
+        ["srezero", "report", "runs/my play"]]
+    prose = [line for line in text.splitlines() if "srezero " not in line]
+    assert prose and all(len(line) <= 50 for line in prose)
+    assert "differs from this stopped session" in " ".join(" ".join(prose).split())

@@ -17,6 +17,7 @@ import srezero
 from srezero.cli import cli
 from srezero.play import debrief
 from srezero.play import goodpath as gp
+from srezero.play import text as text_mod
 from srezero.play.session import PlaySession
 from srezero.task.loader import list_tasks
 from srezero.tools.parse import parse_action
@@ -240,7 +241,7 @@ def test_the_debrief_fits_a_readable_width_and_shows_days() -> None:
     s = _play("inc-003", 1, PARTIAL)
     for style in (debrief.Style(False), debrief.Style(True)):
         text = SGR.sub("", debrief.render(s.env, s.info["result"], [], style))
-        assert max(len(line) for line in text.splitlines()) <= debrief.WIDTH
+        assert max(len(line) for line in text.splitlines()) <= text_mod.WIDTH
     assert debrief.clock(s.env, 0.0) == s.env.world.stamp(s.env.t0)[11:19]
     assert re.fullmatch(r"-[12]d \d\d:\d\d:\d\d", debrief.clock(s.env, -36 * 3600.0))
 

@@ -13,6 +13,7 @@ from click.testing import CliRunner
 import srezero
 from srezero.cli import cli
 from srezero.play import debrief
+from srezero.play import text as text_mod
 from srezero.play.complete import Names, candidates
 from srezero.play.session import PlaySession
 from srezero.play.style import Style, want_colour
@@ -134,7 +135,7 @@ def test_debrief_of_a_poor_session_explains_what_went_wrong() -> None:
     assert "(none submitted)" in text
     assert 'missed a status read of worker showing "CrashLoopBackOff"' in text
     assert "/CrashLoopBackOff/" not in text  # the stored regex is not shown
-    assert "premature resolve (-10)" in text and "-10.0" in text
+    assert "root cause active at the end (-10)" in text and "-10.0" in text
     assert "not mitigated:" in text
     assert "Root cause: worker.env.DATABASE_URL" in text  # ground truth is shown after the end
     assert "\x1b[" not in text
@@ -342,7 +343,7 @@ def test_timeline_covers_earlier_changes_and_labels_red_herrings() -> None:
     early = [text for t, text in changes if t < -3600]
     assert early and all(text.endswith("<- a red herring (harmless)") for text in early)  # history hours before
     assert sum(text.endswith("<- the root cause") for _, text in changes) == 1
-    assert debrief.rel(-6845) == "T-1:54:05" and debrief.rel(-272) == "T-04:32"
+    assert text_mod.rel(-6845) == "T-1:54:05" and text_mod.rel(-272) == "T-04:32"
 
 
 def test_help_examples_are_valid_calls() -> None:
