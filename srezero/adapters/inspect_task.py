@@ -167,8 +167,35 @@ def episode_tools(env: Episode) -> list[ToolDef]:
         return execute
 
     return [ToolDef(bind(d["name"]), name=d["name"], description=d["description"],
-                    parameters=ToolParams.model_validate(d["parameters"]))
+                    parameters=ToolParams.model_validate(_words_for_dropped(d["parameters"])))
             for d in tool_declarations()]
+
+
+#: Schema bounds in words, for the ones inspect's schema model has no field for (it drops them silently,
+#: so the model would never learn them; the episode still enforces them as invalid actions).
+_BOUND_WORDS = {"exclusiveMinimum": "greater than {}", "exclusiveMaximum": "less than {}",
+                "minItems": "at least {} items", "maxItems": "at most {} items"}
+
+
+def _words_for_dropped(schema: dict[str, Any]) -> dict[str, Any]:
+    """``schema`` (modified in place) with every bound inspect would drop appended to its description."""
+    from inspect_ai.tool import ToolParam
+
+    def walk(node: Any) -> None:
+        if isinstance(node, list):
+            for item in node:
+                walk(item)
+        if not isinstance(node, dict):
+            return
+        dropped = [words.format(node[key]) for key, words in _BOUND_WORDS.items()
+                   if key in node and key not in ToolParam.model_fields]
+        if dropped:
+            node["description"] = f"{node.get('description', '')} ({', '.join(dropped)})".lstrip()
+        for value in node.values():
+            walk(value)
+
+    walk(schema)
+    return schema
 
 
 # ---------------------------------------------------------------------------- solver

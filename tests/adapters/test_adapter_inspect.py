@@ -296,3 +296,36 @@ def test_react_recipe_stops_at_the_end_and_inspect_drops_malformed_calls(oracle,
     # the documented caveat: inspect rejected the malformed call itself, so the episode never saw it
     assert score.metadata["result"]["invalid_actions"] == 0 and score.value["marks"] == oracle.result["marks"]
     assert core_rollout(TASK, SEED, turns).result["invalid_actions"] == 1  # incident_agent would count it
+
+
+def test_every_schema_bound_reaches_the_model_through_inspects_tool_params() -> None:
+    """inspect's schema model has no field for some JSON-schema bounds and drops them; those must then
+    be in the description, or a model under inspect never learns them."""
+    from srezero.adapters._common import tool_declarations
+    from srezero.adapters.inspect_task import episode_tools
+
+    bounds = ("minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "minItems", "maxItems", "maxLength")
+
+    def bounded(node: Any, path: str = "") -> dict[str, dict[str, Any]]:
+        found: dict[str, dict[str, Any]] = {}
+        if isinstance(node, dict):
+            if any(k in node for k in bounds):
+                found[path] = node
+            for key, value in node.items():
+                found.update(bounded(value, f"{path}/{key}"))
+        return found
+
+    declared = {d["name"]: bounded(d["parameters"]) for d in tool_declarations()}
+    given = {t.name: t.parameters.model_dump(exclude_none=True) for t in episode_tools(srezero.make(TASK, SEED))}
+    checked = 0
+    for name, nodes in declared.items():
+        for path, node in nodes.items():
+            for key in bounds:
+                if key not in node:
+                    continue
+                kept = given[name]
+                for part in path.strip("/").split("/"):
+                    kept = kept[part]
+                assert kept.get(key) == node[key] or str(node[key]) in kept.get("description", ""), (name, path, key)
+                checked += 1
+    assert checked >= 10
