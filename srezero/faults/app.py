@@ -133,7 +133,9 @@ class CrashLoop(ConfigFault):
 
     def inject(self, w: World) -> None:
         super().inject(w)
-        for rep in w.services[self.service].replicas:  # the config change triggers a rolling restart
+        # the variable is read at start-up, and the change restarts every replica at once (a config push,
+        # not a readiness-gated rollout), so the whole service crash-loops: that is this fault's outage
+        for rep in w.services[self.service].replicas:
             w.restart_replica(rep, reason="Rollout", by_agent=True)
 
     def root_cause(self, w: World) -> RootCause:
