@@ -22,6 +22,9 @@ from srezero.sim.queue import queue_tick
 if TYPE_CHECKING:
     from srezero.sim.world import World
 
+#: Per tick, the part of the gap between what the cache holds and what it could hold that stays unfilled:
+#: misses refill it, faster than a restarted cache warms up (it holds most of its keys already).
+CACHE_REFILL = math.exp(-TICK_S / 60.0)
 
 
 def tick(w: World) -> None:
@@ -88,7 +91,18 @@ def tick(w: World) -> None:
     cover = min(1.0, cc["maxmemory_mb"] / st.cache_ws_mb)
     ttl_f = 1.0 - math.exp(-cc["ttl_s"] / 90.0)
     warm = 1.0 - math.exp(-(t - st.cache_ready_since) / 150.0) if cache_up else 0.0
-    hit = st.cache_h_max * cover ** 1.5 * ttl_f * warm if cache_reachable else 0.0
+    # what the cache holds follows its limits down at once (eviction, expiry) but back up only as misses
+    # refill it, so a raised maxmemory or ttl heals over minutes; keys no client can reach expire unrefilled
+    storable = cover ** 1.5 * ttl_f
+    stored = st.cache_held
+    if stored < 0.0 or stored >= storable:
+        stored = storable
+    elif cache_reachable:
+        stored = storable - (storable - stored) * CACHE_REFILL
+    if cache_up and not cache_reachable:
+        stored *= math.exp(-TICK_S / (cc["ttl_s"] if cc["ttl_s"] > 1 else 1))
+    st.cache_held = stored
+    hit = st.cache_h_max * stored * warm if cache_reachable else 0.0
     cache_lat = 0.6 * (1.0 + 30.0 * st.cache_hot_key)
     cache_to = 0.0
     if st.cache_hot_key > 0 and cache_reachable:
@@ -431,7 +445,9 @@ def tick(w: World) -> None:
         cache_rep.err_causes["evicting"] = 1.0 - cover
     if not auth_ok and cache_up:
         cache_rep.err_causes["auth_fail"] = 1.0
-    used_mb = min(cc["maxmemory_mb"], st.cache_ws_mb * warm) if cache_up else 0.0
+    # how much of what it could hold is back, in memory (the hit ratio grows as its 1.5th power)
+    filled = (stored / storable) ** (2.0 / 3.0) if storable > stored else 1.0
+    used_mb = min(cc["maxmemory_mb"], st.cache_ws_mb * warm) * filled if cache_up else 0.0
     cache_rep.mem_mb = cache_rep.base_mem_mb * 0.2 + used_mb if cache_up else cache_rep.mem_mb
     if cache_up and cache_rep.mem_mb > cc["memory_limit_mb"]:  # the dataset outgrew the pod's memory limit
         w.emit("Warning", "OOMKilled", cache_rep.name,
