@@ -161,3 +161,15 @@ def test_a_new_web_replica_takes_an_even_share_and_the_total_is_unchanged(seed: 
     first = web.replicas[0].name
     assert at(touched, first, "request_rate") == pytest.approx(at(plain, first, "request_rate") * n / (n + 1))
     assert at(touched, "web_server", "request_rate") == pytest.approx(at(plain, "web_server", "request_rate"))
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+def test_pools_larger_than_the_database_accepts_get_connections_refused(seed: int) -> None:
+    """A write outside its safe envelope causes a failure of its own (DESIGN.md principle 4)."""
+    plain, touched = twins(seed)
+    touched.services["web_server"].config["db_pool_size"] = touched.services["database"].config["max_connections"]
+    advance(120.0, plain, touched)
+    assert at(touched, "database", "connections") == touched.services["database"].config["max_connections"]
+    assert "too_many_conns" in touched.topo.db_primary().err_causes
+    assert at(touched, "database", "error_rate") > 0.1 and at(plain, "database", "error_rate") == 0.0
+    assert at(touched, "web_server", "error_rate") > 0.05 + at(plain, "web_server", "error_rate")
