@@ -8,12 +8,14 @@
 
 Options: ``model`` (required), ``base_url`` (default: the SDK's), ``api_key_env`` (the name of the
 environment variable holding the API key; see :meth:`_LLMAgent.api_key` for which key goes where),
-``temperature`` and ``seed`` (default: the seed the agent is handed, derived from the episode seed) passed through, ``reasoning_model`` (send
-``max_completion_tokens`` and no temperature; default: by model name, see :func:`is_reasoning_model`),
-``price_table`` (a JSON or TOML file, or ``SREZERO_PRICE_TABLE``; see docs/baselines.md),
-``extra_body`` (more request-body fields for the endpoint, a dict or JSON object text, e.g.
-``{"top_k": 20}`` or ``{"reasoning_effort": "low"}``; it cannot override what the agent sets itself),
-``max_retries``, ``backoff_s``, ``timeout_s``, ``max_tokens``, ``max_obs_chars``.
+``temperature`` and ``seed`` (default: the seed the agent is handed, derived from the episode seed)
+passed through, ``reasoning_model`` (send ``max_completion_tokens`` and no temperature; default: by
+model name, see :func:`is_reasoning_model`), ``price_table`` (a JSON or TOML file, or
+``SREZERO_PRICE_TABLE``; see docs/baselines.md), ``extra_body`` (more request-body fields for the
+endpoint, a dict or JSON object text, e.g. ``{"top_k": 20}`` or ``{"reasoning_effort": "low"}``; it
+cannot override what the agent sets itself), ``max_retries``, ``backoff_s``, ``timeout_s``,
+``max_tokens``, ``max_obs_chars`` (each observation's clip), ``max_context_chars`` (elide the oldest
+observations beyond this many characters of conversation; default: keep everything).
 
 Failures are kept apart. A reply that is not a valid tool call is a *model* failure: it goes to the
 episode as an invalid action (the model sees the error and may correct itself) and is counted in
@@ -22,151 +24,67 @@ or 5xx, a timeout, a refused or dropped connection (retried with exponential bac
 honoured, capped), any other HTTP error, or a response that is not a chat completion (a body that is
 not JSON, no choices, a choice without a message). Once retries run out, or at once for the
 non-retryable ones, the agent raises :class:`~srezero.agents.protocol.ProviderError` and the
-episode is recorded as a provider error, never as an agent error. ``usage()`` reports tokens, cost,
-call and error counts, and ``latency_s`` (wall clock, the one non-reproducible value in a record).
-``step_info()`` hands the runner the raw reply behind each action (``model_reply`` in the record's
-trajectory), so model failures can be read afterwards.
+episode is recorded as a provider error, never as an agent error. A conversation longer than the
+model's context (HTTP 400 ``context_length_exceeded`` or the endpoint's words for it) is neither: the
+agent elides the oldest observations and asks again (``usage()["context_overflows"]``), and when
+nothing is left to elide it stops the episode, which is scored as it stands
+(``usage()["stop_reason"]``). ``usage()`` reports tokens, cost, call and error counts, and
+``latency_s`` (wall clock, the one non-reproducible value in a record). ``step_info()`` hands the
+runner the raw reply behind each action (``model_reply`` in the record's trajectory), so model
+failures can be read afterwards.
 """
 
 from __future__ import annotations
 
-import contextlib
 import os
-import re
 import time
-import tomllib
-from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
-from urllib.parse import urlsplit
 
-import orjson
-
-from srezero.agents.protocol import ProviderError
+from baselines._llm_prompt import clip_output, elide, extract_call, size, system_prompt
+from baselines._llm_transport import (
+    DEFAULT_KEY_ENV,
+    DEFAULT_MAX_TOKENS,
+    DEFAULT_MAX_TOKENS_REASONING,
+    DEFAULT_PRICES,
+    DEFAULT_TIMEOUT_S,
+    DEFAULT_TIMEOUT_S_REASONING,
+    MAX_ARGUMENT_CHARS,
+    MAX_REPLY_CHARS,
+    NO_KEY,
+    PRICE_ENV,
+    ContextOverflow,
+    Reply,
+    count,
+    describe,
+    is_context_overflow,
+    is_openai_url,
+    is_out_of_quota,
+    is_reasoning_model,
+    load_prices,
+    openai_module,
+    parse_extra_body,
+    read_reply,
+    retry_delay,
+    transport_errors,
+)
+from srezero.agents.protocol import ProviderError, StopEpisode
 from srezero.episode import Briefing, Observation
 
-#: USD per million tokens (prompt, completion). Override with a price table; unpriced models cost 0.
-DEFAULT_PRICES: dict[str, tuple[float, float]] = {
-    "gpt-4o": (2.50, 10.00),
-    "gpt-4o-mini": (0.15, 0.60),
-}
-PRICE_ENV = "SREZERO_PRICE_TABLE"
-MAX_BACKOFF_S = 30.0
-#: The variable the key comes from for the OpenAI API itself (no ``base_url``, or api.openai.com).
-DEFAULT_KEY_ENV = "OPENAI_API_KEY"
-#: Sent to a non-OpenAI ``base_url`` when no ``api_key_env`` is given (local servers ignore it).
-NO_KEY = "EMPTY"
-OPENAI_HOSTS = ("api.openai.com",)
-#: Completion caps: reasoning tokens count against a reasoning model's cap, so its default is larger.
-DEFAULT_MAX_TOKENS = 1024
-DEFAULT_MAX_TOKENS_REASONING = 16384
-#: Bounds of the raw reply kept per step in the record (``model_reply``).
-MAX_REPLY_CHARS = 4000
-MAX_ARGUMENT_CHARS = 2000
-#: Model names that take ``max_completion_tokens`` and only the default temperature (o1, o3-mini,
-#: o4-mini, gpt-5, gpt-5-mini, ...; a ``provider/`` prefix is ignored).
-_REASONING = re.compile(r"^(?:o[1-9][0-9]*|gpt-5)(?![0-9a-z])", re.IGNORECASE)
-
-SYSTEM = """You are the on-call site-reliability engineer for a production system (load balancer, web servers, \
-cache, database with a replica, message queue, workers, and the nodes they run on). You have been paged. \
-Investigate with the read tools, fix the root cause with the write tools (every write has consequences: \
-avoid guesses), submit a structured diagnosis with submit_diagnosis(root_causes=[{"entity": ..., \
-"category": ..., "detail": ...}]) and then call resolve(). Budgets are limited: each action costs a step \
-and simulated time."""
-
-PROMPT_FORMAT = """Tools (call exactly one per reply):
-{tools}
-
-Diagnosis categories: {categories}.
-
-Reply with at most a few sentences of reasoning, then a final line of the form
-ACTION: tool_name(arg="value", other=3)
-using Python or JSON literals for arguments."""
-
-
-def load_prices(path: str | None) -> dict[str, tuple[float, float]]:
-    """The default table updated from ``path`` (JSON or TOML: ``{model: {prompt, completion}}``)."""
-    prices = dict(DEFAULT_PRICES)
-    src = path or os.environ.get(PRICE_ENV)
-    if not src:
-        return prices
-    p = Path(src)
-    try:
-        raw = tomllib.loads(p.read_text()) if p.suffix == ".toml" else orjson.loads(p.read_bytes())
-        for model, entry in raw.items():
-            prices[str(model)] = (float(entry["prompt"]), float(entry["completion"]))
-    except (OSError, ValueError, KeyError, TypeError, tomllib.TOMLDecodeError, orjson.JSONDecodeError) as exc:
-        raise ValueError(f"price table {p}: {exc}; expected {{model: {{prompt: USD/1M, completion: USD/1M}}}}") \
-            from None
-    return prices
-
-
-def is_reasoning_model(model: str) -> bool:
-    """True for OpenAI reasoning models by name (o1, o3, o4-mini, gpt-5...; ``openai/o3`` too)."""
-    return bool(_REASONING.match(model.rsplit("/", 1)[-1]))
-
-
-def is_openai_url(base_url: str | None) -> bool:
-    """True when requests go to the OpenAI API: no ``base_url`` (the SDK's default) or api.openai.com."""
-    if not base_url:
-        return True
-    return (urlsplit(base_url).hostname or "").lower() in OPENAI_HOSTS
-
-
-@dataclass
-class Reply:
-    """A chat completion's first choice, read defensively (endpoints differ in what they omit)."""
-
-    content: str
-    tool_calls: list[tuple[str, str, str]] = field(default_factory=list)  # (id, name, arguments JSON text)
-    finish_reason: str | None = None
-    refusal: str | None = None
-
-    def note(self, with_calls: bool) -> dict[str, Any]:
-        """The ``model_reply`` of a trajectory entry: the raw reply, clipped."""
-        out: dict[str, Any] = {"content": _clip(self.content, MAX_REPLY_CHARS), "finish_reason": self.finish_reason}
-        if with_calls:
-            out["tool_calls"] = [{"id": cid, "name": _clip(name, 200), "arguments": _clip(args, MAX_ARGUMENT_CHARS)}
-                                 for cid, name, args in self.tool_calls]
-        if self.refusal:
-            out["refusal"] = _clip(self.refusal, MAX_REPLY_CHARS)
-        return {"model_reply": out}
-
-
-#: Request fields the agent sets itself (or must not be changed behind the record's back): ``extra_body``
-#: cannot override them.
-OWN_FIELDS = frozenset({"model", "messages", "seed", "temperature", "max_tokens", "max_completion_tokens",
-                        "tools", "tool_choice", "n", "stream"})
-
-
-def _extra_body(value: dict[str, Any] | str | None) -> dict[str, Any] | None:
-    """``extra_body`` as a dict: a JSON object (the command line's ``--extra-body``) or a dict."""
-    if value is None or value == {}:
-        return None
-    if isinstance(value, str):
-        try:
-            value = orjson.loads(value)
-        except orjson.JSONDecodeError as exc:
-            raise ValueError(f"--extra-body must be a JSON object, e.g. '{{\"top_k\": 20}}': {exc}") from None
-    if not isinstance(value, dict):
-        raise ValueError(f"--extra-body must be a JSON object, not {type(value).__name__}")
-    clash = sorted(OWN_FIELDS & value.keys())
-    if clash:
-        raise ValueError(f"--extra-body cannot set {', '.join(clash)}: the agent sets "
-                         f"{'it' if len(clash) == 1 else 'them'} (use its own option, e.g. --temperature)")
-    return value
+__all__ = ["DEFAULT_MAX_TOKENS", "DEFAULT_MAX_TOKENS_REASONING", "DEFAULT_PRICES", "DEFAULT_TIMEOUT_S",
+           "DEFAULT_TIMEOUT_S_REASONING", "MAX_ARGUMENT_CHARS", "MAX_REPLY_CHARS", "PRICE_ENV", "PromptAgent",
+           "ReActAgent", "Reply", "extract_call", "is_openai_url", "is_reasoning_model", "load_prices"]
 
 
 class _LLMAgent:
-    """Shared plumbing: the client, retries with backoff, usage accounting, observation formatting."""
+    """Shared plumbing: the client, retries with backoff, usage accounting, the conversation's size."""
 
     kind = "llm"
 
     def __init__(self, model: str | None = None, base_url: str | None = None, temperature: float | None = None,
                  seed: int | None = None, price_table: str | None = None, api_key_env: str | None = None,
                  reasoning_model: bool | None = None, max_retries: int = 4, backoff_s: float = 1.0,
-                 timeout_s: float = 60.0, max_tokens: int | None = None, max_obs_chars: int = 4000,
-                 extra_body: dict[str, Any] | str | None = None) -> None:
+                 timeout_s: float | None = None, max_tokens: int | None = None, max_obs_chars: int = 4000,
+                 max_context_chars: int | None = None, extra_body: dict[str, Any] | str | None = None) -> None:
         if not model:
             raise ValueError("LLM agents need a model name (--model)")
         if api_key_env is not None and not api_key_env.strip():
@@ -184,22 +102,27 @@ class _LLMAgent:
         self.api_key_env = api_key_env.strip() if api_key_env else (DEFAULT_KEY_ENV if is_openai_url(base_url) else None)
         self.max_retries = int(max_retries)
         self.backoff_s = float(backoff_s)
-        self.timeout_s = float(timeout_s)
+        default_timeout = DEFAULT_TIMEOUT_S_REASONING if self.reasoning_model else DEFAULT_TIMEOUT_S
+        self.timeout_s = float(timeout_s) if timeout_s is not None else default_timeout
         default_cap = DEFAULT_MAX_TOKENS_REASONING if self.reasoning_model else DEFAULT_MAX_TOKENS
         self.max_tokens = int(max_tokens) if max_tokens is not None else default_cap
         self.max_obs_chars = int(max_obs_chars)
-        self.extra_body = _extra_body(extra_body)
+        if max_context_chars is not None and int(max_context_chars) < 1:
+            raise ValueError("max_context_chars must be a positive number of characters")
+        self.max_context_chars = int(max_context_chars) if max_context_chars is not None else None
+        self.extra_body = parse_extra_body(extra_body)
         self._client: Any = None
         self._usage = self._zero_usage()
         self._note: dict[str, Any] = {}
+        self.messages: list[dict[str, Any]] = []
 
     def settings(self) -> dict[str, Any]:
         """What shapes the requests, for the run manifest (the key's variable name, never the key)."""
         return {"model": self.model, "base_url": self.base_url, "api_key_env": self.api_key_env,
                 "reasoning_model": self.reasoning_model, "temperature": self.temperature, "seed": self.seed,
                 "max_retries": self.max_retries, "timeout_s": self.timeout_s, "max_tokens": self.max_tokens,
-                "max_obs_chars": self.max_obs_chars, "extra_body": self.extra_body,
-                "price_per_mtok": list(self.prices.get(self.model, (0.0, 0.0)))}
+                "max_obs_chars": self.max_obs_chars, "max_context_chars": self.max_context_chars,
+                "extra_body": self.extra_body, "price_per_mtok": list(self.prices.get(self.model, (0.0, 0.0)))}
 
     def api_key(self) -> str:
         """The key to send. From ``api_key_env`` when given; for the OpenAI API from OPENAI_API_KEY;
@@ -217,7 +140,7 @@ class _LLMAgent:
 
     def preflight(self) -> None:
         """Fail before any episode runs: the openai package is installed and the API key is set."""
-        _openai()
+        openai_module()
         self.api_key()
 
     def probe(self) -> None:
@@ -240,7 +163,7 @@ class _LLMAgent:
     @staticmethod
     def _zero_usage() -> dict[str, Any]:
         return {"calls": 0, "prompt_tokens": 0, "completion_tokens": 0, "cost_usd": 0.0, "provider_errors": 0,
-                "retries": 0, "malformed": 0, "latency_s": 0.0}
+                "retries": 0, "malformed": 0, "context_overflows": 0, "elided": 0, "latency_s": 0.0}
 
     def usage(self) -> dict[str, Any]:
         u = dict(self._usage)
@@ -252,14 +175,26 @@ class _LLMAgent:
         self._usage = self._zero_usage()
         self._note = {}
         self._episode_seed = seed
+        # lowered when the endpoint says the context overflowed; per episode, so that a record never
+        # depends on which episodes the same agent object ran before
+        self._limit = self.max_context_chars
+        self._cut = False  # the last reply hit the completion token cap
         if self._client is None:
-            openai = _openai()
+            openai = openai_module()
+            # the SDK's own retries are off: ours count each failure in usage() and cap Retry-After
             self._client = openai.OpenAI(api_key=self.api_key(), base_url=self.base_url, max_retries=0,
                                          timeout=self.timeout_s)
 
-    def _clip(self, obs: Observation) -> str:
-        text = obs.text if len(obs.text) <= self.max_obs_chars else obs.text[: self.max_obs_chars] + "\n[... truncated]"
-        return f"{text}\n[step {obs.step}; {obs.steps_left} steps and {obs.time_left_s:.0f} s left]"
+    def _observe(self, obs: Observation) -> str:
+        """An observation as the model reads it: clipped visibly, with the budget left (and a word when
+        the model's last reply was cut by the token cap, which otherwise reads as a malformed call)."""
+        text = f"{clip_output(obs.text, self.max_obs_chars)}\n[step {obs.step}; {obs.steps_left} steps and " \
+               f"{obs.time_left_s:.0f} s left]"
+        if self._cut:
+            text += (f"\n[your last reply was cut at the completion token cap ({self.max_tokens} tokens): "
+                     "keep replies shorter]")
+            self._cut = False
+        return text
 
     def request(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None = None) -> dict[str, Any]:
         """The request body's parameters (reasoning models: ``max_completion_tokens``, no temperature)."""
@@ -276,10 +211,36 @@ class _LLMAgent:
             kwargs["extra_body"] = self.extra_body
         return kwargs
 
+    def _complete(self, tools: list[dict[str, Any]] | None = None) -> Reply:
+        """The model's next reply to ``self.messages``, which are kept within the context: the oldest
+        observations are elided beyond ``max_context_chars`` and, after the endpoint says the context
+        overflowed, below three quarters of what overflowed. StopEpisode when nothing is left to elide."""
+        while True:
+            if self._limit is not None and size(self.messages) > self._limit:
+                # down to 3/4 of the limit, so elision comes in batches and a cached prompt prefix
+                # stays valid for several steps in between
+                self._usage["elided"] += elide(self.messages, self._limit * 3 // 4)
+            sent = size(self.messages)
+            try:
+                reply = self._chat(self.messages, tools)
+            except ContextOverflow:
+                self._usage["context_overflows"] += 1
+                # what overflowed bounds the context from above: keep below 3/4 of it from now on
+                self._limit = min(self._limit or sent, sent * 3 // 4)
+                elided = elide(self.messages, self._limit * 3 // 4)
+                if not elided:  # only the prompt, the page and the last exchange are left
+                    self._usage["stop_reason"] = "context_length_exceeded"
+                    raise StopEpisode("the conversation does not fit the model's context") from None
+                self._usage["elided"] += elided
+                continue
+            self._cut = reply.finish_reason == "length"
+            return reply
+
     def _chat(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None = None) -> Reply:
         """One completion, retried on 429/5xx/timeouts/connection errors; ProviderError when it cannot.
 
-        Whatever the client raises is the endpoint's failure (a ProviderError), never the agent's.
+        Whatever the client raises is the endpoint's failure (a ProviderError), never the agent's; a
+        context overflow is a ContextOverflow (a ProviderError the agents handle themselves).
         """
         import openai
 
@@ -290,30 +251,34 @@ class _LLMAgent:
             try:
                 resp = self._client.chat.completions.create(**kwargs)
             except (openai.RateLimitError, openai.InternalServerError, openai.APITimeoutError,
-                    openai.APIConnectionError, *_transport_errors()) as exc:
+                    openai.APIConnectionError, *transport_errors()) as exc:
                 u["latency_s"] += time.perf_counter() - t
                 u["provider_errors"] += 1
+                if is_out_of_quota(exc):
+                    raise ProviderError(f"{describe(exc)} (the account has no quota left: not retried)") from None
                 if attempt >= self.max_retries:
-                    raise ProviderError(f"{_describe(exc)} (gave up after {attempt} retries)") from None
+                    raise ProviderError(f"{describe(exc)} (gave up after {attempt} retries)") from None
                 u["retries"] += 1
-                time.sleep(self._delay(exc, attempt))
+                time.sleep(retry_delay(exc, attempt, self.backoff_s))
                 continue
             except openai.APIStatusError as exc:  # 400/401/403/404...: retrying will not help
                 u["latency_s"] += time.perf_counter() - t
+                if is_context_overflow(exc):
+                    raise ContextOverflow(describe(exc)) from None
                 u["provider_errors"] += 1
                 hint = ""
                 if getattr(exc, "status_code", None) in (401, 403) and self.api_key_env is None:
                     hint = f"; no API key was sent to {self.base_url}: name its variable with --api-key-env"
-                raise ProviderError(_describe(exc) + hint) from None
+                raise ProviderError(describe(exc) + hint) from None
             except Exception as exc:  # a body that is not JSON, a broken response, any other client failure
                 u["latency_s"] += time.perf_counter() - t
                 u["provider_errors"] += 1
-                raise ProviderError(f"unreadable response from the endpoint: {_describe(exc)}") from None
+                raise ProviderError(f"unreadable response from the endpoint: {describe(exc)}") from None
             u["latency_s"] += time.perf_counter() - t
             u["calls"] += 1
             self._count_tokens(getattr(resp, "usage", None))
             try:
-                return _read_reply(resp)
+                return read_reply(resp)
             except ProviderError:
                 u["provider_errors"] += 1
                 raise
@@ -322,22 +287,12 @@ class _LLMAgent:
     def _count_tokens(self, usage: Any) -> None:
         if usage is None:
             return
-        pt, ct = _count(getattr(usage, "prompt_tokens", 0)), _count(getattr(usage, "completion_tokens", 0))
+        pt, ct = count(getattr(usage, "prompt_tokens", 0)), count(getattr(usage, "completion_tokens", 0))
         u = self._usage
         u["prompt_tokens"] += pt
         u["completion_tokens"] += ct
         pin, pout = self.prices.get(self.model, (0.0, 0.0))
         u["cost_usd"] += (pt * pin + ct * pout) / 1e6
-
-    def _delay(self, exc: Exception, attempt: int) -> float:
-        delay = self.backoff_s * 2**attempt
-        response = getattr(exc, "response", None)
-        headers = getattr(response, "headers", None)
-        header = headers.get("retry-after") if headers is not None else None
-        if header:
-            with contextlib.suppress(ValueError):
-                delay = float(header)
-        return max(0.0, min(MAX_BACKOFF_S, delay))
 
     def _valid(self, action: Any) -> bool:
         from srezero.tools.parse import parse_action
@@ -350,137 +305,21 @@ class _LLMAgent:
             return False
 
 
-def _openai() -> Any:
-    try:
-        import openai
-    except ImportError:
-        raise ValueError("LLM agents need the openai package: pip install 'srezero[openai]'") from None
-    return openai
-
-
-def _transport_errors() -> tuple[type[BaseException], ...]:
-    """Network failures the client may let through unwrapped (retried like a refused connection)."""
-    found: list[type[BaseException]] = [ConnectionError, TimeoutError]
-    for name in ("httpx2", "httpx"):
-        with contextlib.suppress(ImportError):
-            mod = __import__(name)
-            found.append(mod.TransportError)
-    return tuple(found)
-
-
-def _count(value: Any) -> int:
-    """A token count as the endpoint reported it; anything that is not a count is 0."""
-    return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else 0
-
-
-def _text(value: Any) -> str:
-    if value is None:
-        return ""
-    if isinstance(value, str):
-        return value
-    try:
-        return orjson.dumps(value).decode()
-    except TypeError:
-        return str(value)
-
-
-def _clip(text: str, limit: int) -> str:
-    return text if len(text) <= limit else text[:limit] + f" [... {len(text) - limit} more characters]"
-
-
-def _read_reply(resp: Any) -> Reply:
-    """The first choice of a completion; ProviderError when the response is not one."""
-    if not hasattr(resp, "choices"):
-        raise ProviderError(f"the endpoint's response is not a chat completion: {_clip(_text(resp), 200)!r}")
-    choices = resp.choices
-    if not choices:
-        raise ProviderError("the endpoint returned no choices")
-    if not isinstance(choices, list):
-        raise ProviderError(f"the endpoint returned malformed choices: {_clip(_text(choices), 200)!r}")
-    first = choices[0]
-    msg = getattr(first, "message", None)
-    if msg is None:
-        raise ProviderError("the endpoint returned a choice without a message")
-    raw_calls = getattr(msg, "tool_calls", None) or []
-    if not isinstance(raw_calls, list):
-        raise ProviderError(f"the endpoint returned malformed tool_calls: {_clip(_text(raw_calls), 200)!r}")
-    calls = []
-    for c in raw_calls:  # a call without a function or name stays the model's malformed call
-        fn = getattr(c, "function", None)
-        calls.append((_text(getattr(c, "id", None)), _text(getattr(fn, "name", None)),
-                      _text(getattr(fn, "arguments", None))))
-    reason = getattr(first, "finish_reason", None)
-    refusal = getattr(msg, "refusal", None)
-    return Reply(_text(getattr(msg, "content", None)), calls, None if reason is None else _text(reason),
-                 _text(refusal) if refusal else None)
-
-
-def _describe(exc: Exception) -> str:
-    status = getattr(exc, "status_code", None)
-    return f"{type(exc).__name__}{f' (HTTP {status})' if status else ''}: {str(exc)[:300]}"
-
-
-def _categories(specs: list[dict[str, Any]]) -> list[str]:
-    """The category enum, found wherever the submit tool's schema declares it."""
-    found: list[str] = []
-
-    def walk(node: Any) -> None:
-        if isinstance(node, dict):
-            cat = node.get("properties", {}).get("category") if isinstance(node.get("properties"), dict) else None
-            if isinstance(cat, dict) and "enum" in cat:
-                found.extend(cat["enum"])
-            for v in node.values():
-                walk(v)
-        elif isinstance(node, list):
-            for v in node:
-                walk(v)
-
-    walk(specs)
-    return list(dict.fromkeys(found))
-
-
-def _signature(spec: dict[str, Any]) -> str:
-    props = spec.get("parameters", {}).get("properties", {})
-    required = spec.get("parameters", {}).get("required", [])
-    parts = []
-    for name, p in props.items():
-        typ = p.get("type") or "/".join(x.get("type", "?") for x in p.get("anyOf", [])) or "object"
-        parts.append(f"{name}: {typ}" + ("" if name in required else f" = {p.get('default')!r}"))
-    return f"{spec['name']}({', '.join(parts)}): {spec.get('description', '')}"
-
-
-_ACTION = re.compile(r"^\s*(?:\*\*)?ACTION(?:\*\*)?\s*:\s*(.+?)\s*$", re.IGNORECASE | re.MULTILINE)
-_CALL = re.compile(r"^\s*`*([a-z_]+\(.*\))`*\s*$", re.MULTILINE | re.DOTALL)
-
-
-def extract_call(reply: str) -> str | None:
-    """The action line of a prompt-agent reply: the last ``ACTION:`` line, else a bare call."""
-    found = _ACTION.findall(reply or "")
-    if found:
-        return found[-1].strip().strip("`")
-    m = _CALL.search((reply or "").strip())
-    return m.group(1) if m else None
-
-
 class PromptAgent(_LLMAgent):
     """Text actions: the model writes ``ACTION: tool(args)``; malformed replies become invalid actions."""
 
     def reset(self, task_info: Briefing, seed: int, tool_specs: list[dict[str, Any]]) -> None:
         self._start(seed)
-        tools = "\n".join(f"- {_signature(s)}" for s in tool_specs)
-        cats = ", ".join(_categories(tool_specs)) or "see submit_diagnosis"
-        self.messages: list[dict[str, Any]] = [
-            {"role": "system", "content": SYSTEM + "\n\n" + PROMPT_FORMAT.format(tools=tools, categories=cats)},
-            {"role": "user", "content": f"PAGE: {task_info.page}\nBudget: {task_info.step_budget} steps, "
-                                        f"{task_info.time_budget_s / 60:.0f} minutes. What is your first action?"}]
+        self.messages = [{"role": "system", "content": system_prompt(tool_specs, text_tools=True)}]
         self._first = True
 
     def act(self, observation: Observation) -> Any:
         self._note = {}
-        if not self._first:
-            self.messages.append({"role": "user", "content": self._clip(observation)})
+        # the first observation is the page itself, with its time and the budgets
+        self.messages.append({"role": "user", "content": self._observe(observation) +
+                              ("\nWhat is your first action?" if self._first else "")})
         self._first = False
-        msg = self._chat(self.messages)
+        msg = self._complete()
         self._note = msg.note(with_calls=False)
         reply = msg.content
         self.messages.append({"role": "assistant", "content": reply})
@@ -498,10 +337,7 @@ class ReActAgent(_LLMAgent):
 
         self._start(seed)
         self.tools = openai_tools(tool_specs)  # what this episode offers (a live cluster serves fewer)
-        self.messages: list[dict[str, Any]] = [
-            {"role": "system", "content": SYSTEM},
-            {"role": "user", "content": f"PAGE: {task_info.page}\nBudget: {task_info.step_budget} steps, "
-                                        f"{task_info.time_budget_s / 60:.0f} minutes. Start investigating."}]
+        self.messages = [{"role": "system", "content": system_prompt(tool_specs, text_tools=False)}]
         self.queue: list[tuple[str, str, str]] = []  # (call id, name, arguments) not yet executed
         self.pending: str | None = None  # id of the call whose result the next observation is
         self._first = True
@@ -509,14 +345,16 @@ class ReActAgent(_LLMAgent):
     def act(self, observation: Observation) -> Any:
         self._note = {}
         if self.pending is not None:
-            self.messages.append({"role": "tool", "tool_call_id": self.pending, "content": self._clip(observation)})
-        elif not self._first:
-            self.messages.append({"role": "user", "content": self._clip(observation) +
-                                  "\nReply with a tool call."})
+            self.messages.append({"role": "tool", "tool_call_id": self.pending, "content": self._observe(observation)})
+        elif self._first:  # the page itself, with its time and the budgets
+            self.messages.append({"role": "user", "content": self._observe(observation) + "\nStart investigating."})
+        else:
+            self.messages.append({"role": "user", "content": self._observe(observation) +
+                                  "\nYour last reply had no tool call: reply with a tool call."})
         self._first = False
         self.pending = None
         if not self.queue:
-            msg = self._chat(self.messages, self.tools)
+            msg = self._complete(self.tools)
             self._note = msg.note(with_calls=True)  # on the first step the reply drives; queued calls have none
             entry: dict[str, Any] = {"role": "assistant", "content": msg.content}
             if msg.tool_calls:
