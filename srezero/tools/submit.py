@@ -19,8 +19,10 @@ class Claim(BaseModel):
     """One root cause: where it is, what kind of fault it is, and the concrete detail."""
 
     model_config = ConfigDict(extra="forbid")
-    entity: str = Field(max_length=200, description="service, replica, node, disk (node/device) or config key "
-                                                    "(service.key); see docs/scoring.md for naming")
+    entity: str = Field(max_length=200, description="where the fault is, named as get_topology and get_config show it: "
+                        "a service (web_server), a replica or node by its name, a disk as <node>/<device>, a config "
+                        "key as <service>.<key>. A coarser name also counts (a key's or replica's service, a disk's "
+                        "node); a finer one does not (a replica for a fault of its whole service)")
     category: Category = Field(description="fault category from the taxonomy")
     detail: str = Field("", max_length=500, description="what is wrong, not only where: the key and its bad value, the device and how it fails, the release...")
 
