@@ -1,0 +1,114 @@
+"""Telemetry is generated from the world's state (srezero/telemetry/): alerts, logs, traces, kernel
+messages and disk health each follow a cause injected into one of two twin worlds, and stay quiet in
+the other (see tests/sim/test_model.py for the twins)."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from srezero.sim.clock import TICK_S
+from srezero.telemetry import logs, traces
+from srezero.telemetry import node as node_telemetry
+from srezero.telemetry.alerts import DEFAULT_RULES
+from tests.sim.test_model import SEEDS, advance, at, twins
+
+STAMP = re.compile(r"^(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ) (DEBUG|INFO|WARN|ERROR)\s+(\S+) ")
+
+
+def _firing(w, name: str) -> list:
+    return [a for a in w.alerts.listing(w.now) if a.name == name and a.firing]
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+def test_an_alert_fires_only_after_its_condition_held_for_its_duration_and_resolves_when_it_clears(seed: int) -> None:
+    plain, touched = twins(seed)
+    rule = next(r for r in DEFAULT_RULES if r.name == "CacheHitRatioLow")
+    cache = touched.services["cache"].config
+    healthy = cache["maxmemory_mb"]
+    cache["maxmemory_mb"] = touched.state.cache_ws_mb / 10
+    breached_at = None
+    for _ in range(6):
+        advance(TICK_S, plain, touched)
+        if breached_at is None and at(touched, "cache", "hit_ratio") < rule.threshold:
+            breached_at = touched.col
+        held = (touched.col - breached_at) * TICK_S if breached_at is not None else -1.0
+        assert bool(_firing(touched, "CacheHitRatioLow")) == (held >= rule.for_s), held
+    assert not _firing(plain, "CacheHitRatioLow")
+    alert = _firing(touched, "CacheHitRatioLow")[0]
+    assert alert.entity == "cache" and re.fullmatch(r"cache hit ratio is \d+%", alert.summary)
+    cache["maxmemory_mb"] = healthy
+    for _ in range(20):
+        advance(TICK_S, plain, touched)
+        if at(touched, "cache", "hit_ratio") >= rule.threshold:
+            break
+    assert not _firing(touched, "CacheHitRatioLow")
+    assert alert.resolved_at == touched.col * TICK_S  # the tick that read the ratio back above the threshold
+    assert alert in touched.alerts.listing(touched.now - 60.0)  # recently resolved alerts are still listed
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+def test_logs_are_per_replica_timestamped_in_order_and_speak_of_the_failing_dependency(seed: int) -> None:
+    plain, touched = twins(seed)
+    touched.topo.db_primary().state = "Terminated"
+    advance(120.0, plain, touched)
+    web = touched.services["web_server"].replicas
+    names = {r.name for r in web}
+    for w, errors_expected in ((plain, False), (touched, True)):
+        lines, scanned, _ = logs.search(w, w.services["web_server"].replicas, "", "", 120.0, 200)
+        assert lines and scanned >= len(lines)
+        parsed = [STAMP.match(line) for line in lines]
+        assert all(parsed), [ln for ln, m in zip(lines, parsed) if not m][:3]
+        stamps = [m.group(1) for m in parsed]
+        assert stamps == sorted(stamps)
+        assert {m.group(3) for m in parsed} <= names
+        assert stamps[0] >= w.stamp(w.now - 120.0 - TICK_S)  # nothing older than the window
+        errors, _, _ = logs.search(w, w.services["web_server"].replicas, "", "error", 120.0, 200)
+        assert all(" ERROR " in line for line in errors)
+        about_db = [line for line in errors if re.search(r"db|database", line, re.IGNORECASE)]
+        assert bool(about_db) == errors_expected
+        assert len({line.split()[2] for line in about_db}) == (len(web) if errors_expected else 0)
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+def test_traces_follow_the_call_path_and_carry_the_databases_latency_and_errors(seed: int) -> None:
+    plain, slow = twins(seed)
+    slow.topo.db_primary().node.data_disk.latency_mult = 30.0
+    advance(300.0, plain, slow)
+
+    def db_spans(w):
+        return [s["ms"] for t in traces.sample(w, "database", False, 20) for s in t["spans"] if s["service"] == "database"]
+
+    assert db_spans(plain) and db_spans(slow)
+    assert min(db_spans(slow)) > max(db_spans(plain))
+    for trace in traces.sample(slow, None, False, 20):
+        assert trace["total_ms"] >= sum(s["ms"] for s in trace["spans"])
+        assert trace["web_replica"] in {r.name for r in slow.services["web_server"].replicas}
+
+    plain, down = twins(seed)
+    down.topo.db_primary().state = "Terminated"
+    advance(120.0, plain, down)
+    failed = traces.sample(down, None, True, 10)
+    assert failed and all(t["status"] >= 500 and t["error"] for t in failed)
+    assert all(any(s["service"] == "database" and s["status"] == "error" for s in t["spans"]) for t in failed)
+    assert traces.sample(plain, None, True, 10) == []
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+def test_unreadable_sectors_show_in_dmesg_and_smart_of_that_disk_only(seed: int) -> None:
+    plain, touched = twins(seed)
+    primary = touched.topo.db_primary()
+    disk = primary.node.data_disk
+    disk.read_error_rate = 0.01
+    advance(120.0, plain, touched)
+    errors = [ln for ln in node_telemetry.dmesg(touched, primary.node, 40).splitlines() if "I/O error" in ln]
+    assert errors and all(f"dev {disk.device}," in ln for ln in errors)
+    for w in (plain, touched):
+        for n in w.topo.nodes:
+            if w is plain or n.name != primary.node.name:
+                assert "I/O error" not in node_telemetry.dmesg(w, n, 40)
+    media = re.compile(rf"/dev/{disk.device} .*?Media and Data Integrity Errors:\s+(\d+)", re.DOTALL)
+    assert int(media.search(node_telemetry.disk_health(touched, primary.node)).group(1)) == disk.io_errors > 0
+    assert int(media.search(node_telemetry.disk_health(plain, plain.topo.db_primary().node)).group(1)) == 0
+    assert at(touched, primary.node.name, "disk_io_errors") > 0 == at(plain, primary.node.name, "disk_io_errors")
