@@ -37,6 +37,11 @@ def compare_cmd(a: str, b: str, as_json: bool, top: int) -> None:
     if result["other_version"]:
         click.secho(f"left out {result['other_version']} shared episode(s) whose task file differs between the "
                     "two sides (task_hash)", fg="yellow", err=True)
+    if len(result["engines"]) > 1:  # the same (task, seed) need not be the same incident under another build
+        click.secho(f"warning: the records were made by {len(result['engines'])} different builds of the simulator or "
+                    f"scoring (engine {', '.join(result['engines'])}), so a pair need not be the same incident: the "
+                    "difference may come from the code change, not the agents; rerun both with one build",
+                    fg="yellow", err=True)
     ci_m = f"95% CI [{m['lo']:+.1f}, {m['hi']:+.1f}]" if m["lo"] is not None else "95% CI n/a"
     ci_s = f"95% CI [{100 * s['lo']:+.0f}%, {100 * s['hi']:+.0f}%]" if s["lo"] is not None else "95% CI n/a"
     click.echo(f"marks     A {m['a']:6.1f}   B {m['b']:6.1f}   A - B {m['diff']:+6.1f}  {ci_m}")

@@ -83,6 +83,7 @@ def sweep_cmd(seeds: str, seed_start: int, agent_names: tuple[str, ...], agent_a
     from srezero.sweep import runner
 
     if summary_only:
+        _refuse_run_options()
         if not os.path.isdir(os.path.join(out, "episodes")):
             raise click.ClickException(f"{out}: no episodes/ directory to summarise")
         try:
@@ -116,6 +117,23 @@ def sweep_cmd(seeds: str, seed_start: int, agent_names: tuple[str, ...], agent_a
                                    "or environment error (see each record's status and error); rerun with "
                                    "--retry-errors to run them again"
                                    + (f"; replay one with its traceback: {debug}" if debug else ""))
+
+
+#: What --summary-only reads; every other option only says what to run.
+_SUMMARY_OPTIONS = ("summary_only", "out", "markdown", "progress", "probe")
+
+
+def _refuse_run_options() -> None:
+    """--summary-only summarises every record in --out; a --agents or --tasks given with it would be
+    silently ignored, and the table taken for a filtered one."""
+    from click.core import ParameterSource
+
+    ctx = click.get_current_context()
+    given = [p.opts[0] for p in ctx.command.params if p.name not in _SUMMARY_OPTIONS and p.name is not None
+             and ctx.get_parameter_source(p.name) is ParameterSource.COMMANDLINE]  # not a variable set for runs
+    if given:
+        raise click.UsageError(f"--summary-only summarises every record in --out; {', '.join(given)} only say(s) "
+                               "what to run. To look at part of a run: srezero report DIR --agents/--tasks/--split")
 
 
 def _select_tasks(ids: list[str], split: str | None, difficulty: str | None) -> dict:

@@ -7,7 +7,9 @@ resamples whole tasks, like the summary's agent intervals, because the seeds of 
 
 The resampling is seeded from the paired cells, never from names: the same data gives the same
 interval whatever the run directories are called, and swapping A and B mirrors it exactly. Episodes
-whose task file differs between the two sides (``task_hash``) are not paired.
+whose task file differs between the two sides (``task_hash``) are not paired; records made by different
+builds of the simulator or scoring (the manifests' ``engine``) are paired, with a warning, since the same
+(task, seed) need not be the same incident there.
 """
 
 from __future__ import annotations
@@ -18,7 +20,7 @@ from typing import Any
 
 import numpy as np
 
-from srezero.report.load import Ep, Run, RunDirError, load_run
+from srezero.report.load import Ep, Run, RunDirError, engines, load_run
 
 #: Resamples of the paired bootstrap (two metrics only, so more than the summary's 1,000).
 RESAMPLES = 10_000
@@ -57,8 +59,8 @@ def parse_side(text: str) -> Side:
 
 def _episodes(side: Side, run: Run) -> dict[tuple[str, int], Ep]:
     eps = {(e.task_id, e.seed): e for e in run.episodes if e.agent == side.agent}
-    if not eps:
-        raise RunDirError(f"{side.run}: no records for agent {side.agent!r}")
+    if not eps:  # a typo: say which labels there are
+        raise RunDirError(f"{side.run}: no records for agent {side.agent!r}; it holds {', '.join(run.agents)}")
     return eps
 
 
@@ -77,9 +79,12 @@ def compare(a: Side, b: Side) -> dict[str, Any]:
                           "differs): their episodes are not comparable")
     tasks = np.array([t for t, _ in cells])
     n_tasks = len(set(tasks.tolist()))
-    out: dict[str, Any] = {"a": a.name, "b": b.name, "episodes": len(cells), "tasks": n_tasks,
+    # two runs in folders of the same name (runs/x/records, runs/y/records): name them by their paths
+    names = (a.name, b.name) if a.name != b.name or a == b else (f"{a.run}:{a.agent}", f"{b.run}:{b.agent}")
+    out: dict[str, Any] = {"a": names[0], "b": names[1], "episodes": len(cells), "tasks": n_tasks,
                            "only_a": len(set(ea) - set(eb)), "only_b": len(set(eb) - set(ea)),
-                           "other_version": len(shared) - len(cells), "resamples": RESAMPLES}
+                           "other_version": len(shared) - len(cells), "resamples": RESAMPLES,
+                           "engines": sorted(engines(runs[a.run].manifest) | engines(runs[b.run].manifest))}
     # seeded from the cells: independent of names, and swapping A and B mirrors the interval
     key = "compare\x1f" + "\x1f".join(f"{t}\x1e{s}" for t, s in cells)
     for metric, get in (("marks", lambda e: e.marks), ("success", lambda e: float(e.success))):

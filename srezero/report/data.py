@@ -15,7 +15,7 @@ import math
 from collections.abc import Callable, Iterable
 from typing import Any
 
-from srezero.report.load import AGENT_ERROR, ENV_ERROR, PROVIDER_ERROR, Ep
+from srezero.report.load import AGENT_ERROR, ENV_ERROR, PROVIDER_ERROR, Ep, engines
 from srezero.report.stats import mean_ci
 from srezero.sweep.stats import consistency
 
@@ -100,9 +100,14 @@ def coverage(eps: list[Ep], manifest: dict[str, Any]) -> dict[str, Any]:
                             "so their marks are not directly comparable: read them per task (the task pages), or have "
                             "everyone play the same task and seed.")
         else:
-                warnings.append(f"The agents ran different (task, seed) cells ({counts}; {len(shared)} in common), so "
+            warnings.append(f"The agents ran different (task, seed) cells ({counts}; {len(shared)} in common), so "
                             "their marks are not comparable: rerun the sweep to complete it, or report with --common "
                             "to rank them on the shared cells only.")
+    builds = sorted(engines(manifest)) if manifest.get("builds") else []
+    if len(builds) > 1:  # extended with --allow-mixed: the same (task, seed) need not be the same incident
+        warnings.append(f"The run holds records made by {len(builds)} builds of the simulator or scoring (sweep "
+                        f"--allow-mixed; engine {', '.join(builds)}; the manifest lists them under builds), so "
+                        "episodes recorded by different builds are not directly comparable.")
     if grid and len(eps) < grid:
         notes.append(f"The manifest lists {grid} episodes (agents x tasks x seeds); {len(eps)} are in this report "
                      "(a sweep stopped early, runs that asked for different subsets, or a selection).")

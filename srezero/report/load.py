@@ -113,6 +113,14 @@ def _read_json(path: Path) -> Any:
         raise RunDirError(f"{path}: not a readable JSON file: {exc}") from None
 
 
+def _try_json(path: Path) -> Any:
+    """A JSON file's content, or None: for files that only might be records."""
+    try:
+        return orjson.loads(path.read_bytes())
+    except (OSError, orjson.JSONDecodeError):
+        return None
+
+
 def _is_record(data: Any) -> bool:
     return isinstance(data, dict) and "task_id" in data and "seed" in data and ("result" in data or "status" in data)
 
@@ -149,6 +157,13 @@ def read_records(run_dir: str | Path) -> tuple[dict[str, Any], list[tuple[Path, 
             records = [(p, layout.read_record(p)) for p in layout.record_paths(path)]
         except ValueError as exc:  # names the unreadable record
             raise RunDirError(str(exc)) from None
+        # a `srezero run --out` file dropped next to episodes/ is not read: say so rather than leave it out silently
+        loose = [p.name for p in sorted(path.glob("*.json"))
+                 if p.name not in (layout.MANIFEST, layout.SUMMARY_JSON) and _is_record(_try_json(p))]
+        if loose:
+            print(f"note: ignored {len(loose)} record file(s) outside {layout.EPISODES}/ ({', '.join(loose[:3])}"
+                  f"{', ...' if len(loose) > 3 else ''}): a run directory is read from {layout.EPISODES}/<agent>/"
+                  "<task>/seed-NNNN.json; report on a loose file or folder of them separately", file=sys.stderr)
     else:  # a loose directory of runner records (e.g. `srezero run --out x.json` files)
         files = sorted(p for p in path.rglob("*.json") if p.name not in (layout.MANIFEST, layout.SUMMARY_JSON))
         records = [(p, d) for p, d in ((p, _read_json(p)) for p in files) if _is_record(d)]
@@ -162,6 +177,12 @@ def read_records(run_dir: str | Path) -> tuple[dict[str, Any], list[tuple[Path, 
         raise RunDirError(f"{path}: no episode records found (expected {layout.EPISODES}/<agent>/<task>/"
                           "seed-NNNN.json, as written by `srezero sweep --out DIR`)")
     return (manifest if isinstance(manifest, dict) else {}), records
+
+
+def engines(manifest: dict[str, Any]) -> set[str]:
+    """The simulator/scoring builds (``engine`` hashes) that wrote a run: several after ``sweep --allow-mixed``."""
+    builds = manifest.get("builds") or [manifest]
+    return {str(b["engine"]) for b in builds if isinstance(b, dict) and b.get("engine")}
 
 
 def _task_meta(task_ids: list[str], manifest: dict[str, Any]) -> dict[str, tuple[str, tuple[str, ...], str]]:

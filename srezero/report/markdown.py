@@ -75,7 +75,7 @@ def failures_md(f: dict[str, Any]) -> str:
 def manifest_md(run: Run) -> str:
     m = run.manifest
     lines = [f"- episodes: {len(run.episodes)} ({sum(1 for e in run.episodes if not e.ok)} not scored: "
-             "provider or agent errors)", f"- agents: {', '.join(run.agents)}", f"- tasks: {len(run.tasks)}"]
+             "provider, agent or environment errors)", f"- agents: {', '.join(run.agents)}", f"- tasks: {len(run.tasks)}"]
     for key in ("srezero_version", "git_revision", "python", "platform", "seeds"):
         if key in m:
             lines.append(f"- {key}: `{m[key]}`")
@@ -114,7 +114,7 @@ def report_md(run: Run, lb: list[dict[str, Any]], plot_specs: Sequence[Any], plo
         "Episodes per agent in each category (an episode can fall into several): wrong fix = a write that "
         "addressed no root cause; premature resolution = resolved while a cause was active; distractor = a "
         "write aimed at a red herring; budget exhausted = the step or time budget ran out; invalid actions = "
-        "at least one; provider error / agent error = the episode could not be scored.",
+        "at least one; provider / agent / environment error = the episode could not be scored (it counts as zero).",
         failures_md(D.failures(eps)),
         "## Plots", plots,
         "## Run manifest", manifest_md(run),

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import csv
 import hashlib
+import math
 import os
 import platform
 import re
@@ -98,17 +99,65 @@ def record_paths(run_dir: str | Path) -> list[Path]:
     return sorted(root.glob("*/*/seed-*.json")) if root.is_dir() else []
 
 
+#: What the summary reads from an ``ok`` record's result (``row_of``).
+RESULT_KEYS = ("marks", "success", "diagnosis", "mitigated", "evidence_coverage", "invalid_actions", "wrong_fixes",
+               "steps")
+
+
+def record_problem(data: Any) -> str | None:
+    """Why ``data`` is not an episode record this srezero can count, or None. A record missing what the
+    summary reads must be refused, not counted with made-up zeros (or crash with a KeyError)."""
+    if not isinstance(data, dict):
+        return "not a JSON object"
+    missing = [k for k in ("agent", "task_id", "seed", "status") if k not in data]
+    if missing:
+        return f"no {', '.join(missing)}"
+    if data.get("schema", SCHEMA) != SCHEMA:
+        return f"record schema {data['schema']!r}, written by another srezero version; this one reads schema {SCHEMA}"
+    if not isinstance(data["seed"], int) or isinstance(data["seed"], bool):
+        return f"seed {data['seed']!r} is not an integer"
+    if data["status"] not in STATUSES:
+        return f"status {data['status']!r} is none of {', '.join(STATUSES)}"
+    result = data.get("result")
+    if data["status"] == "ok":
+        if not isinstance(result, dict):
+            return "status ok but no result"
+        missing = [k for k in RESULT_KEYS if k not in result]
+        if missing or not isinstance(result["diagnosis"], dict) or "score" not in result["diagnosis"]:
+            return f"its result lacks {', '.join(missing) or 'diagnosis.score'}"
+    return None
+
+
+def _misplaced(path: Path, data: dict[str, Any]) -> str | None:
+    """Where a record found under ``episodes/`` belongs, when that is not where it is. A sweep finds records
+    by path (resume skips it) but counts them by content: a record moved or copied to another agent's folder
+    would be counted twice under its own agent, silently."""
+    if path.parent.parent.parent.name != EPISODES:
+        return None
+    want = (safe(str(data["agent"])), safe(str(data["task_id"])), record_name(data["seed"]))
+    if (path.parent.parent.name, path.parent.name, path.name) == want:
+        return None
+    return "/".join((EPISODES, *want))
+
+
 def read_record(path: str | Path) -> dict[str, Any]:
     """One record; a file that is not one (records are written atomically, so only something outside
-    srezero makes one) is a ValueError naming it and the way out."""
+    srezero makes one), or one in another episode's place, is a ValueError naming it and the way out."""
     try:
         data = orjson.loads(Path(path).read_bytes())
     except (orjson.JSONDecodeError, OSError) as exc:
         raise ValueError(f"{path}: not a readable episode record ({exc}); delete it and rerun the same command "
                          "to run that episode again") from None
-    if not isinstance(data, dict) or "task_id" not in data:
-        raise ValueError(f"{path}: not an episode record; delete it and rerun the same command to run that "
-                         "episode again")
+    problem = record_problem(data)
+    if problem:
+        raise ValueError(f"{path}: not an episode record ({problem}); delete it and rerun the same command to run "
+                         "that episode again")
+    home = _misplaced(Path(path), data)
+    if home:
+        raise ValueError(f"{path}: holds the record of agent {data['agent']!r}, task {data['task_id']!r}, seed "
+                         f"{data['seed']}, which belongs at {home}; a run counts records by their content, so it "
+                         "would be counted under that episode (twice, if that one exists too). Move it back (to run "
+                         "an agent under another name, sweep with --label), or delete it and rerun the sweep")
     return data
 
 
@@ -167,8 +216,16 @@ def write_csv(path: Path, header: list[str], rows: Iterable[list[Any]]) -> None:
         w = csv.writer(fh, lineterminator="\n")
         w.writerow(header)
         for row in rows:
-            w.writerow(["" if v is None else (f"{v:.6g}" if isinstance(v, float) else v) for v in row])
+            w.writerow(["" if v is None else (_num(v) if isinstance(v, float) else v) for v in row])
     os.replace(tmp, path)
+
+
+def _num(v: float) -> str:
+    """``%.6g``, except that a value of a million or more keeps its integer digits: an LLM episode's token
+    count (1,501,234) must not become 1.50123e+06, which no longer matches its record."""
+    if abs(v) < 999_999.5 or not math.isfinite(v):  # below that, %.6g keeps every integer digit
+        return f"{v:.6g}"
+    return str(int(v)) if v.is_integer() else f"{v:.6f}".rstrip("0")
 
 
 def write_episodes_csv(out: Path, rows: list[dict[str, Any]]) -> None:
@@ -230,8 +287,21 @@ def new_manifest(tasks: dict[str, dict[str, Any]], agents: dict[str, dict[str, A
 
 
 def load_manifest(out: str | Path) -> dict[str, Any] | None:
+    """The run's manifest, None if it has none; one that is not a JSON object is a ValueError naming it."""
     p = Path(out) / MANIFEST
-    return orjson.loads(p.read_bytes()) if p.is_file() else None
+    if not p.is_file():
+        return None
+    try:
+        data = orjson.loads(p.read_bytes())
+    except (orjson.JSONDecodeError, OSError) as exc:
+        data, problem = None, str(exc)
+    else:
+        problem = "" if isinstance(data, dict) else "not a JSON object"
+    if problem:
+        raise ValueError(f"{p}: not a readable run manifest ({problem}); restore it, or delete it and rerun (a new "
+                         "one is written, but the records can then no longer be checked against the tasks, agents "
+                         "and build they were made with)")
+    return data
 
 
 #: Agent options and settings that say how to reach a model, not what it does: a run resumes with other

@@ -42,7 +42,7 @@ def test_sides_and_errors(small_run: Run, tmp_path: Path) -> None:
     assert parse_side(f"{run}:random") == Side(run, "random")
     with pytest.raises(RunDirError, match="name one as"):
         parse_side(str(run))
-    with pytest.raises(RunDirError, match="no records for agent 'nobody'"):
+    with pytest.raises(RunDirError, match=f"no records for agent 'nobody'; it holds {LLM}, oracle, random$"):
         compare(Side(run, "nobody"), Side(run, "random"))
     out = CliRunner().invoke(cli, ["compare", f"{run}:oracle", f"{run}:random"])
     assert out.exit_code == 0 and "too few tasks" in out.output and "A higher on 3" in out.output, out.output
@@ -73,6 +73,41 @@ def test_episodes_of_another_task_version_are_not_paired(small_run: Run, tmp_pat
     assert r["other_version"] == 2 and r["episodes"] == 4 and r["tasks"] == 2
     out = CliRunner().invoke(cli, ["compare", f"{run}:oracle", f"{other}:random"])
     assert "left out 2 shared episode(s) whose task file differs" in out.output
+
+
+def _copy_run(run: Path, dest: Path, engine: str | None = None) -> Path:
+    """A copy of the small run, its manifest saying it was written by ``engine``."""
+    import shutil
+
+    shutil.copytree(run, dest)
+    if engine is not None:
+        manifest = orjson.loads((dest / "manifest.json").read_bytes())
+        manifest.update(engine=engine, builds=[{"srezero_version": "0", "git_revision": None, "engine": engine}])
+        (dest / "manifest.json").write_bytes(orjson.dumps(manifest))
+    return dest
+
+
+def test_sides_in_folders_of_the_same_name_are_told_apart(small_run: Run, tmp_path: Path) -> None:
+    """runs/x/records:random against runs/y/records:random printed "A = records:random  B = records:random"."""
+    run, _ = small_run
+    x, y = _copy_run(run, tmp_path / "x" / "records"), _copy_run(run, tmp_path / "y" / "records")
+    r = compare(Side(x, "random"), Side(y, "random"))
+    assert (r["a"], r["b"]) == (f"{x}:random", f"{y}:random")
+    assert compare(Side(x, "oracle"), Side(y, "random"))["a"] == "records:oracle"  # distinct names stay short
+
+
+def test_runs_of_different_builds_are_paired_with_a_warning(small_run: Run, tmp_path: Path) -> None:
+    """The same (task, seed) under another simulator or scoring build need not be the same incident, and
+    nothing said so: the difference could come from the code change, not from the agents."""
+    run, _ = small_run
+    old, new = _copy_run(run, tmp_path / "old", "sha256:old"), _copy_run(run, tmp_path / "new", "sha256:new")
+    r = compare(Side(old, "oracle"), Side(new, "random"))
+    assert r["engines"] == ["sha256:new", "sha256:old"] and r["episodes"] == 6
+    out = CliRunner().invoke(cli, ["compare", f"{old}:oracle", f"{new}:random"])
+    assert out.exit_code == 0 and "made by 2 different builds of the simulator or scoring" in out.output, out.output
+    same = CliRunner().invoke(cli, ["compare", f"{old}:oracle", f"{old}:random"])
+    assert compare(Side(old, "oracle"), Side(old, "random"))["engines"] == ["sha256:old"]
+    assert "different builds" not in same.output
 
 
 REFERENCE = Path(__file__).resolve().parents[2] / "records"

@@ -161,3 +161,41 @@ def test_agents_that_ran_different_cells_are_flagged_and_can_be_compared_on_comm
     assert res.exit_code == 0, res.output
     assert "Not comparable" not in (tmp_path / "c" / "report.md").read_text()
     assert orjson.loads((tmp_path / "c" / "data.json").read_bytes())["coverage"]["common_cells"] == 3
+
+
+def test_a_run_extended_by_another_build_is_flagged(small_run: Run, tmp_path: Path) -> None:
+    """`sweep --allow-mixed` records the builds in the manifest; the report showed their episodes side by side
+    without a word."""
+    import shutil
+
+    from srezero.report import data as D
+
+    shutil.copytree(small_run[0], tmp_path / "run")
+    manifest = orjson.loads((tmp_path / "run" / "manifest.json").read_bytes())
+    builds = [{"srezero_version": "0", "git_revision": None, "engine": e} for e in ("sha256:a", "sha256:b")]
+    (tmp_path / "run" / "manifest.json").write_bytes(orjson.dumps({**manifest, "builds": builds}))
+    run = load_run(tmp_path / "run")
+    warnings = D.coverage(run.episodes, run.manifest)["warnings"]
+    assert any("made by 2 builds of the simulator or scoring" in w and "sha256:a, sha256:b" in w for w in warnings)
+    one = {**manifest, "builds": builds[:1] * 2}  # one build that wrote twice: nothing to say
+    assert not any("builds" in w for w in D.coverage(run.episodes, one)["warnings"])
+
+
+def test_the_markdown_names_every_kind_of_unscored_episode(built_report: Path) -> None:
+    text = (built_report / "report.md").read_text()
+    assert "not scored: provider, agent or environment errors" in text
+    assert "provider / agent / environment error = the episode could not be scored" in text
+
+
+def test_a_record_file_dropped_next_to_episodes_is_named_not_silently_left_out(
+        small_run: Run, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    import shutil
+
+    shutil.copytree(small_run[0], tmp_path / "run")
+    oracle = next(r for r in small_run[1] if r["agent"] == "oracle")
+    (tmp_path / "run" / "mine.json").write_bytes(orjson.dumps({**oracle, "agent": "mine", "seed": 9}))
+    (tmp_path / "run" / "notes.json").write_text("{not json")  # not a record: no note, no error
+    run = load_run(tmp_path / "run")
+    assert "mine" not in run.agents
+    err = capsys.readouterr().err
+    assert "ignored 1 record file(s) outside episodes/ (mine.json)" in err and "notes.json" not in err
