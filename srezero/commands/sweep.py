@@ -187,7 +187,14 @@ def _select_agents(names: list[str], labels: list[str], probe: bool = False, age
 def _fmt(m: dict, scale: float = 1.0, digits: int = 1) -> str:
     if m["mean"] is None:
         return "-"
+    if m["lo"] is None:  # a single independent unit: no interval
+        return f"{m['mean'] * scale:.{digits}f} [n/a]"
     return f"{m['mean'] * scale:.{digits}f} [{m['lo'] * scale:.{digits}f}, {m['hi'] * scale:.{digits}f}]"
+
+
+def _mean_n(m: dict) -> str:
+    """A mean over the episodes where it is defined, with how many those are (TTD and TTM)."""
+    return "-" if m["mean"] is None else f"{m['mean']:.0f} ({m['n']})"
 
 
 def _print_table(summary: dict) -> None:
@@ -246,18 +253,16 @@ def _print_markdown(summary: dict, tasks_meta: dict | None = None) -> None:
     groups = sorted(summary.get("groups", []), key=lambda g: (_upper(g), g["agent"], g["task"]))
     agents = [g["agent"] for g in groups if g["task"] == "*"]
     click.echo("| agent | episodes | marks [95% CI] | success % | all seeds % | diagnosis % | mitigated % | "
-               "evidence % | wrong-fix rate | TTD s | TTM s |")
+               "evidence % | wrong-fix rate | TTD s (n) | TTM s (n) |")
     click.echo("|---|---:|---|---|---|---|---|---|---|---:|---:|")
     for g in groups:
         if g["task"] != "*":
             continue
         m = g["metrics"]
-        ttd, ttm = m["ttd_s"]["mean"], m["ttm_s"]["mean"]
         name = g["agent"] + (" (upper bound)" if _upper(g) else "")
         click.echo(f"| {name} | {g['n']} | {_fmt(m['marks'])} | {_fmt(m['success'], 100, 0)} | "
                    f"{_fmt(g['consistency'], 100, 0)} | {_fmt(m['diagnosis'], 100, 0)} | {_fmt(m['mitigation'], 100, 0)} | {_fmt(m['evidence'], 100, 0)} | "
-                   f"{_fmt(m['wrong_fix_rate'], 1, 2)} | {'-' if ttd is None else f'{ttd:.0f}'} | "
-                   f"{'-' if ttm is None else f'{ttm:.0f}'} |")
+                   f"{_fmt(m['wrong_fix_rate'], 1, 2)} | {_mean_n(m['ttd_s'])} | {_mean_n(m['ttm_s'])} |")
     marks = {(g["agent"], g["task"]): g["metrics"]["marks"]["mean"] for g in groups if g["task"] != "*"}
     tasks = sorted({t for _, t in marks})
     if tasks_meta:

@@ -90,6 +90,10 @@ def _v(x: float | None) -> float:
     return 0.0 if x is None else x
 
 
+def _or(x: float | None, default: float) -> float:
+    return default if x is None or x != x else x
+
+
 # ---------------------------------------------------------------------------------------- drawings
 def draw_overall(fig: Any, d: dict[str, Any]) -> None:
     ax = fig.add_subplot()
@@ -97,7 +101,8 @@ def draw_overall(fig: Any, d: dict[str, Any]) -> None:
         return _empty(ax, "no scored episodes")
     xs, flags = _positions(d["upper_bound"]), d["upper_bound"]
     means = [_v(m) for m in d["mean"]]
-    err = [[m - _v(lo) for m, lo in zip(means, d["lo"])], [_v(hi) - m for m, hi in zip(means, d["hi"])]]
+    # no interval (None, or NaN: a single task) draws no bar, never one down to zero
+    err = [[m - _or(lo, m) for m, lo in zip(means, d["lo"])], [_or(hi, m) - m for m, hi in zip(means, d["hi"])]]
     bars = ax.bar(xs, means, color=_colors(d["agents"], flags), edgecolor="#333333", linewidth=0.6)
     for bar, ub in zip(bars, flags):
         if ub:

@@ -8,7 +8,8 @@ the numbers do not depend on episode order, on worker count, or on which other g
 The unit of resampling is what is independent. Within one task the seeds are; across a run the
 tasks are, not the episodes (the seeds of one task are strongly correlated), so an agent's interval
 resamples whole tasks (a cluster bootstrap). When every value is the same 0 or 1 the bootstrap has
-no spread, and the Wilson score interval over the independent units is reported instead.
+no spread, and the Wilson score interval over the independent units is reported instead. A single
+independent unit gets no interval at all (``lo`` and ``hi`` are None), not a zero-width one.
 """
 
 from __future__ import annotations
@@ -39,7 +40,8 @@ def bootstrap(values: np.ndarray, key: str, resamples: int = RESAMPLES,
     With ``clusters`` (a label per value, e.g. the task), whole clusters are resampled and the CI is
     of the episode-weighted mean; without (or with a single cluster, whose values are then the
     units), the values are resampled as independent. ``proportion`` marks 0/1 values, whose constant
-    samples get the Wilson interval."""
+    samples get the Wilson interval. A single unit (one episode, or one task of a cluster bootstrap) has no
+    interval: ``lo`` and ``hi`` are None."""
     defined = ~np.isnan(values)
     v = values[defined]
     n = int(v.size)
@@ -57,7 +59,9 @@ def bootstrap(values: np.ndarray, key: str, resamples: int = RESAMPLES,
     if constant and proportion:
         lo, hi = wilson(mean * units, units)
         return {"mean": _r(mean), "lo": _r(lo), "hi": _r(hi), "n": n}
-    if constant or units == 1:
+    if units == 1:  # one independent unit says nothing about its spread: no interval, rather than a false one
+        return {"mean": _r(mean), "lo": None, "hi": None, "n": n}
+    if constant:
         return {"mean": _r(mean), "lo": _r(mean), "hi": _r(mean), "n": n}
     rng = np.random.Generator(np.random.PCG64(stable_int("bootstrap", key)))
     means = np.empty(resamples)
@@ -127,14 +131,15 @@ def summarise(rows: list[dict[str, Any]]) -> dict[str, Any]:
 
 
 def csv_rows(summary: dict[str, Any]) -> tuple[list[str], list[list[Any]]]:
-    header = ["agent", "task", "n", "provider_errors", "agent_errors", "env_errors"]
+    header = ["agent", "task", "n", "privileged", "provider_errors", "agent_errors", "env_errors"]
     for k in METRICS:
-        header += [k, f"{k}_lo", f"{k}_hi"]
+        header += [k, f"{k}_lo", f"{k}_hi", f"{k}_n"]
     rows = []
     for g in summary["groups"]:
-        row = [g["agent"], g["task"], g["n"], g["provider_errors"], g["agent_errors"], g["env_errors"]]
+        row = [g["agent"], g["task"], g["n"], int(g["privileged"]), g["provider_errors"], g["agent_errors"],
+               g["env_errors"]]
         for k in METRICS:
             m = g["metrics"][k]
-            row += [m["mean"], m["lo"], m["hi"]]
+            row += [m["mean"], m["lo"], m["hi"], m["n"]]
         rows.append(row)
     return header, rows

@@ -75,7 +75,8 @@ def test_csv_keeps_every_digit_of_a_large_count(tmp_path: Path) -> None:
     row = next(csv.DictReader((tmp_path / records.EPISODES_CSV).open()))
     assert (row["tokens"], row["marks"], row["cost_usd"], row["steps"]) == ("1501234", "96.6667", "3.75", "12")
     group = next(csv.DictReader((tmp_path / records.SUMMARY_CSV).open()))
-    assert group["tokens"] == "1501234" and group["tokens_lo"] == "1501234"
+    assert group["tokens"] == "1501234" and group["tokens_n"] == "1"
+    assert group["tokens_lo"] == group["tokens_hi"] == ""  # one episode: no interval (stats.bootstrap)
 
 
 def test_summary_only_refuses_the_options_it_would_ignore(run: Path) -> None:

@@ -70,6 +70,21 @@ def test_a_constant_proportion_gets_the_wilson_interval_not_zero_width():
     assert stats.bootstrap(np.zeros(3), "m") == {"mean": 0.0, "lo": 0.0, "hi": 0.0, "n": 3}  # marks: no Wilson
 
 
+def test_a_single_independent_unit_has_no_interval_not_a_zero_width_one():
+    """One episode (or one task's cluster when the clusters are tasks with one defined value) says nothing
+    about spread; lo = hi = mean would read as certainty."""
+    assert stats.bootstrap(np.array([298.0]), "ttm") == {"mean": 298.0, "lo": None, "hi": None, "n": 1}
+    assert stats.bootstrap(np.array([np.nan, 7.0, np.nan]), "ttd") == {"mean": 7.0, "lo": None, "hi": None, "n": 1}
+    # a 0/1 proportion of one unit keeps its (wide) Wilson interval, which is honest about it
+    one = stats.bootstrap(np.array([1.0]), "s", proportion=True)
+    assert one["hi"] == 1.0 and one["lo"] < 0.25
+    summary = stats.summarise([r for r in _rows(3) if r["seed"] == 1])
+    header, table = stats.csv_rows(summary)
+    row = dict(zip(header, table[0]))
+    assert (row["ttd_s"], row["ttd_s_lo"], row["ttd_s_hi"], row["ttd_s_n"]) == (10.0, None, None, 1)
+    assert row["privileged"] == 0 and row["marks_n"] == 1
+
+
 def test_consistency_counts_tasks_solved_on_every_seed():
     rows = []
     for task, successes in (("a", [1, 1, 1]), ("b", [1, 0, 1]), ("c", [0, 0, 0]), ("d", [1, 1, 1])):
