@@ -358,15 +358,22 @@ class ReActAgent(_LLMAgent):
             self._note = msg.note(with_calls=True)  # on the first step the reply drives; queued calls have none
             entry: dict[str, Any] = {"role": "assistant", "content": msg.content}
             if msg.tool_calls:
+                seen: set[str] = set()
                 for i, (cid, name, arguments) in enumerate(msg.tool_calls):
-                    self.queue.append((cid or f"call_{len(self.messages)}_{i}", name, arguments))
+                    cid = cid or f"call_{len(self.messages)}_{i}"
+                    if cid in seen:  # each answer names its call: a repeated id would answer two calls
+                        cid = f"{cid}_{i}"
+                    seen.add(cid)
+                    self.queue.append((cid, name, arguments))
                 entry["tool_calls"] = [{"id": cid, "type": "function", "function": {"name": n, "arguments": a}}
                                        for cid, n, a in self.queue]
             self.messages.append(entry)
-            if not msg.tool_calls:
-                self._usage["malformed"] += 1
+            if not msg.tool_calls:  # a valid call written as text is run, and is not malformed
                 text = msg.content.strip()
-                return extract_call(text) or text[:2000] or "(no tool call)"
+                action = extract_call(text)
+                if action is None or not self._valid(action):
+                    self._usage["malformed"] += 1
+                return action or text[:2000] or "(no tool call)"
         cid, name, arguments = self.queue.pop(0)
         self.pending = cid
         action = {"name": name, "arguments": arguments or "{}"}

@@ -41,6 +41,8 @@ def unanswered_calls(messages: list[dict[str, Any]]) -> list[str]:
             problems.append(f"unanswered tool calls {open_ids}")
             open_ids = []
         open_ids = [c["id"] for c in m.get("tool_calls") or []]
+        if len(set(open_ids)) < len(open_ids):
+            problems.append(f"duplicate tool call ids {open_ids}")
     return problems
 
 
@@ -92,8 +94,9 @@ class Endpoint:
                                                            "content": "ACTION: resolve()"}
         if step.get("status"):
             return step["status"], {"error": {"message": "scripted", "type": "x", "code": step.get("code")}}
-        calls = [{"id": f"call_{len(self.requests)}_{i}", "type": "function", "function": {"name": n, "arguments": a}}
-                 for i, (n, a) in enumerate(step.get("calls") or [])] if body.get("tools") else []
+        ids = step.get("ids") or [f"call_{len(self.requests)}_{i}" for i in range(len(step.get("calls") or []))]
+        calls = [{"id": cid, "type": "function", "function": {"name": n, "arguments": a}}
+                 for cid, (n, a) in zip(ids, step.get("calls") or [])] if body.get("tools") else []
         message: dict[str, Any] = {"role": "assistant", "content": step.get("content")}
         if calls:
             message["tool_calls"] = calls
@@ -196,6 +199,22 @@ def test_elided_conversations_still_answer_every_tool_call(endpoint):
     assert [t["tool"] for t in rec["trajectory"][:3]] == ["get_topology", "search_logs", None]
     assert all(not unanswered_calls(r["messages"]) for r in endpoint.requests)
     assert rec["usage"]["elided"] > 0
+
+
+def test_repeated_call_ids_in_one_reply_are_told_apart(endpoint):
+    """Some servers number calls per reply or reuse one id; answering two calls under one id is refused."""
+    endpoint.script = [{"calls": [("get_topology", "{}"), ("get_alerts", "{}")], "ids": ["call_0", "call_0"]}]
+    rec = play("llm-react", endpoint)
+    assert rec["status"] == "ok", rec["error"]
+    assert [t["tool"] for t in rec["trajectory"][:2]] == ["get_topology", "get_alerts"]
+    assert all(not unanswered_calls(r["messages"]) for r in endpoint.requests)
+
+
+def test_a_valid_text_call_in_place_of_a_native_one_is_run_and_not_counted_malformed(endpoint):
+    endpoint.script = [{"content": "Let me look.\nACTION: get_topology()"}, {"content": "ACTION: no_such_tool()"}]
+    rec = play("llm-react", endpoint)
+    assert [t["tool"] for t in rec["trajectory"][:2]] == ["get_topology", None]
+    assert rec["usage"]["malformed"] == 1  # only the unknown tool
 
 
 def test_the_same_scripted_episode_gives_the_same_record(endpoint):
