@@ -23,7 +23,7 @@ limited: each action costs a step and simulated time, and every observation ends
 DIAGNOSIS = """The diagnosis: submit_diagnosis(root_causes=[{{"entity": ..., "category": ..., "detail": ...}}], \
 summary="...") with one claim per root cause.
 - entity: where the fault is, named exactly as the tools show it (get_topology, get_status, get_config): \
-a service (web_server), a replica or a node by its name, a disk as <node>/<device> (e.g. <node>/nvme1n1), \
+a service (web_server), a replica or a node by its name, a disk as <node>/<device>, \
 a configuration key as <service>.<key>. A service also names a fault in one of its replicas or keys, and \
 a node one in its disks; a finer name than the fault's own does not.
 - category: one of
@@ -153,14 +153,16 @@ def size(messages: list[dict[str, Any]]) -> int:
     return n
 
 
-def elide(messages: list[dict[str, Any]], target: int, keep: int = 2) -> int:
+def elide(messages: list[dict[str, Any]], target: int) -> int:
     """Elide the oldest observations (and the reasoning of old text replies, keeping their action line)
     until the conversation is at most ``target`` characters; the system prompt, the page and the last
-    ``keep`` messages stay whole, and every tool call keeps its answer (the API requires one).
+    exchange (the last reply and every answer after it: the model has not seen those yet, however many
+    parallel calls it made) stay whole, and every tool call keeps its answer (the API requires one).
     Returns how many messages were elided."""
     done = 0
     total = size(messages)
-    for m in messages[2: max(2, len(messages) - keep)]:
+    last_reply = max((i for i, m in enumerate(messages) if m["role"] == "assistant"), default=len(messages))
+    for m in messages[2: max(2, last_reply)]:
         if total <= target:
             break
         old = m.get("content") or ""

@@ -189,7 +189,7 @@ def _resize(w: World, d: Disk, size_gb: float) -> Generator[Any, Any, None]:
 @tool("write", 30, target_arg="node")
 def expand_volume(ctx: ToolContext,
                   node: Annotated[str, "node the disk is attached to"],
-                  device: Annotated[str, "block device, e.g. nvme1n1"],
+                  device: Annotated[str, "block device, e.g. nvme0n1 (root) or nvme1n1 (data)"],
                   size_gb: Annotated[float, Field(gt=0), "new size in GB (larger than now; at most 16384)"]
                   ) -> ToolOutput:
     """Grow a volume and its filesystem online. The resize completes in about a minute."""

@@ -217,6 +217,19 @@ def test_a_valid_text_call_in_place_of_a_native_one_is_run_and_not_counted_malfo
     assert rec["usage"]["malformed"] == 1  # only the unknown tool
 
 
+def test_elision_never_hides_results_the_model_has_not_seen_yet(endpoint):
+    """After a reply with four parallel calls, all four answers are new to the model: eliding any of them
+    (the old rule kept only the last two messages) told it to repeat calls it never saw."""
+    endpoint.script = [*reads(6), {"calls": [READS[i % len(READS)] for i in range(4)]}, *reads(4)]
+    rec = play("llm-react", endpoint, max_context_chars=15_000)
+    assert rec["status"] == "ok", rec["error"]
+    assert rec["usage"]["elided"] > 0
+    for request in endpoint.requests:
+        messages = request["messages"]
+        last_reply = max(i for i, m in enumerate(messages) if m["role"] == "assistant") if len(messages) > 2 else 1
+        assert not any((m.get("content") or "").startswith("[output elided") for m in messages[last_reply:])
+
+
 def test_the_same_scripted_episode_gives_the_same_record(endpoint):
     records = []
     for _ in range(2):
@@ -267,6 +280,8 @@ def test_the_prompt_explains_the_diagnosis_format_and_taxonomy(endpoint, name):
         assert f"{cat}: {meaning}" in system
     assert "<service>.<key>" in system and "<node>/<device>" in system and "finer name" in system
     assert "An empty list means a false alarm" in system
+    if name == "llm-react":  # the prompt's own words name no device, key or replica: examples are placeholders
+        assert "nvme" not in system and "db_" not in system
     assert page.startswith("PAGE 20") and "Budget: 40 steps" in page  # the page with its time, the budget
 
 
