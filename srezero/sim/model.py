@@ -20,11 +20,30 @@ from srezero.sim.nodes import node_limits, update_nodes
 from srezero.sim.queue import queue_tick
 
 if TYPE_CHECKING:
+    from srezero.sim.state import ModelState
     from srezero.sim.world import World
 
-#: Per tick, the part of the gap between what the cache holds and what it could hold that stays unfilled:
-#: misses refill it, faster than a restarted cache warms up (it holds most of its keys already).
-CACHE_REFILL = math.exp(-TICK_S / 60.0)
+#: Per tick, the part of the gap between what the cache holds and what it could hold that stays unfilled
+#: when every miss is refilled: the pace at which a restarted cache warms up (150 s).
+CACHE_REFILL = math.exp(-TICK_S / 150.0)
+
+
+def cache_contents(st: ModelState, cover: float, ttl_f: float, ttl_s: float, reachable: bool, up: bool,
+                   fills: float) -> None:
+    """What the cache holds: ``st.cache_held``, the share of the working set in memory (at most ``cover``,
+    what maxmemory allows), and ``st.cache_fresh``, how much of that its TTL keeps fresh (at most
+    ``ttl_f``). Both follow a lowered limit at once (eviction, expiry) but climb back only as misses refill
+    them, at the warm-up's pace and only for the share ``fills`` of misses whose database read succeeds.
+    Keys no client can reach (a wrong secret or address) expire unrefilled."""
+    held, fresh = st.cache_held, st.cache_fresh
+    if held < 0.0:  # the first tick: a settled cache
+        held, fresh = cover, ttl_f
+    gain = (1.0 - CACHE_REFILL) * fills if reachable else 0.0
+    held = cover if held >= cover else held + (cover - held) * gain
+    fresh = ttl_f if fresh >= ttl_f else fresh + (ttl_f - fresh) * gain
+    if up and not reachable:
+        held *= math.exp(-TICK_S / (ttl_s if ttl_s > 1.0 else 1.0))
+    st.cache_held, st.cache_fresh = held, fresh
 
 
 def tick(w: World) -> None:
@@ -81,39 +100,6 @@ def tick(w: World) -> None:
     else:
         idle_cut = 0.0
 
-    # --- cache ---------------------------------------------------------------------------------
-    cache = S["cache"]
-    cc = cache.config
-    cache_rep = cache.replicas[0]
-    cache_up = cache_rep.state == "Running" and cache_rep.node.up
-    auth_ok = st.cache_password_ok and webc["cache_auth_secret"] == cc["auth_secret"]
-    cache_reachable = cache_up and webc["cache_host"] == st.cache_addr and auth_ok
-    cover = min(1.0, cc["maxmemory_mb"] / st.cache_ws_mb)
-    ttl_f = 1.0 - math.exp(-cc["ttl_s"] / 90.0)
-    warm = 1.0 - math.exp(-(t - st.cache_ready_since) / 150.0) if cache_up else 0.0
-    # what the cache holds follows its limits down at once (eviction, expiry) but back up only as misses
-    # refill it, so a raised maxmemory or ttl heals over minutes; keys no client can reach expire unrefilled
-    storable = cover ** 1.5 * ttl_f
-    stored = st.cache_held
-    if stored < 0.0 or stored >= storable:
-        stored = storable
-    elif cache_reachable:
-        stored = storable - (storable - stored) * CACHE_REFILL
-    if cache_up and not cache_reachable:
-        stored *= math.exp(-TICK_S / (cc["ttl_s"] if cc["ttl_s"] > 1 else 1))
-    st.cache_held = stored
-    hit = st.cache_h_max * stored * warm if cache_reachable else 0.0
-    cache_lat = 0.6 * (1.0 + 30.0 * st.cache_hot_key)
-    cache_to = 0.0
-    if st.cache_hot_key > 0 and cache_reachable:
-        # one large hot value read per request saturates the single-threaded server: the excess
-        # operations hit the client timeout and fall back to the database
-        cache_u = web.rps * (1.0 + 250.0 * st.cache_hot_key) / 20000.0
-        if cache_u > 1.0:
-            cache_to = 1.0 - 1.0 / cache_u
-            hit *= 1.0 - cache_to
-            cache_lat += 250.0 * cache_to
-
     # --- database (reads last tick's latency for client-side behaviour) --------------------------
     db = S["database"]
     dbc = db.config
@@ -124,6 +110,31 @@ def tick(w: World) -> None:
     retries = int(webc["db_retries"])
     pool = int(webc["db_pool_size"])
     db_hosts_ok = webc["db_host"] == st.db_addr
+
+    # --- cache ---------------------------------------------------------------------------------
+    cache = S["cache"]
+    cc = cache.config
+    cache_rep = cache.replicas[0]
+    cache_up = cache_rep.state == "Running" and cache_rep.node.up
+    auth_ok = st.cache_password_ok and webc["cache_auth_secret"] == cc["auth_secret"]
+    cache_reachable = cache_up and webc["cache_host"] == st.cache_addr and auth_ok
+    cover = min(1.0, cc["maxmemory_mb"] / st.cache_ws_mb)
+    ttl_f = 1.0 - math.exp(-cc["ttl_s"] / 90.0)
+    warm = 1.0 - math.exp(-(t - st.cache_ready_since) / 150.0) if cache_up else 0.0
+    # a miss refills the cache only when its database read succeeds (last tick's outcome)
+    fills = max(0.0, 1.0 - st.db_err - st.db_timeout_frac) if db_up and db_hosts_ok else 0.0
+    cache_contents(st, cover, ttl_f, float(cc["ttl_s"]), cache_reachable, cache_up, fills)
+    hit = st.cache_h_max * st.cache_held ** 1.5 * st.cache_fresh * warm if cache_reachable else 0.0
+    cache_lat = 0.6 * (1.0 + 30.0 * st.cache_hot_key)
+    cache_to = 0.0
+    if st.cache_hot_key > 0 and cache_reachable:
+        # one large hot value read per request saturates the single-threaded server: the excess
+        # operations hit the client timeout and fall back to the database
+        cache_u = web.rps * (1.0 + 250.0 * st.cache_hot_key) / 20000.0
+        if cache_u > 1.0:
+            cache_to = 1.0 - 1.0 / cache_u
+            hit *= 1.0 - cache_to
+            cache_lat += 250.0 * cache_to
 
     # --- web replicas -------------------------------------------------------------------------
     webs = web.replicas
@@ -445,9 +456,7 @@ def tick(w: World) -> None:
         cache_rep.err_causes["evicting"] = 1.0 - cover
     if not auth_ok and cache_up:
         cache_rep.err_causes["auth_fail"] = 1.0
-    # how much of what it could hold is back, in memory (the hit ratio grows as its 1.5th power)
-    filled = (stored / storable) ** (2.0 / 3.0) if storable > stored else 1.0
-    used_mb = min(cc["maxmemory_mb"], st.cache_ws_mb * warm) * filled if cache_up else 0.0
+    used_mb = min(cc["maxmemory_mb"], st.cache_ws_mb * warm) * (st.cache_held / cover if cover > 0.0 else 0.0) if cache_up else 0.0
     cache_rep.mem_mb = cache_rep.base_mem_mb * 0.2 + used_mb if cache_up else cache_rep.mem_mb
     if cache_up and cache_rep.mem_mb > cc["memory_limit_mb"]:  # the dataset outgrew the pod's memory limit
         w.emit("Warning", "OOMKilled", cache_rep.name,

@@ -366,8 +366,9 @@ class World:
         rep.ready_at = self.env.now + rep.service.startup_s
         rep.mem_mb = rep.base_mem_mb
         rep.leaked_conns = 0.0
-        if rep.kind == "cache":
+        if rep.kind == "cache":  # it comes back empty: its warm-up alone tracks the refill from here
             self.state.cache_ready_since = 1e12
+            self.state.cache_held = -1.0
         self.emit("Normal", "Killing" if by_agent else reason, rep.name,
                   f"Stopping container {rep.kind}" if by_agent else f"Container {rep.kind} terminated: {reason}")
 

@@ -61,7 +61,41 @@ def test_a_raised_cache_limit_heals_as_misses_refill_it_not_at_once(seed: int) -
         memory.append(at(touched, "cache", "memory_used_mb") / at(plain, "cache", "memory_used_mb"))
     assert hits[0] < 0.9 and loads[0] > 1.2 and memory[0] < 0.9  # the first tick after the fix
     assert hits == sorted(hits) and memory == sorted(memory)  # refilling only ever gains
-    assert hits[-1] > 0.99 and loads[-1] < 1.02 and memory[-1] > 0.99  # healed within ten minutes
+    assert hits[-1] > 0.95 and loads[-1] < 1.2 and memory[-1] > 0.95  # mostly healed within ten minutes
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+def test_a_cache_refills_only_as_fast_as_the_database_answers_its_misses(seed: int) -> None:
+    plain, touched = twins(seed)
+    cache = touched.services["cache"].config
+    healthy = cache["maxmemory_mb"]
+    cache["maxmemory_mb"] = touched.state.cache_ws_mb / 10
+    advance(300.0, plain, touched)
+    primary = touched.topo.db_primary()
+    primary.state = "Terminated"  # every miss fails: nothing refills the cache
+    cache["maxmemory_mb"] = healthy
+    advance(300.0, plain, touched)
+    assert at(touched, "cache", "hit_ratio") < 0.1 * at(plain, "cache", "hit_ratio")
+    primary.state = "Running"
+    advance(600.0, plain, touched)
+    assert at(touched, "cache", "hit_ratio") > 0.9 * at(plain, "cache", "hit_ratio")
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+def test_a_restored_ttl_refills_fresh_keys_without_the_memory_dropping(seed: int) -> None:
+    plain, touched = twins(seed)
+    cache = touched.services["cache"].config
+    healthy = cache["ttl_s"]
+    cache["ttl_s"] = 10
+    advance(300.0, plain, touched)
+    assert at(touched, "cache", "hit_ratio") < 0.5 * at(plain, "cache", "hit_ratio")
+    cache["ttl_s"] = healthy
+    hits = []
+    for _ in range(20):
+        advance(30.0, plain, touched)
+        hits.append(at(touched, "cache", "hit_ratio") / at(plain, "cache", "hit_ratio"))
+        assert at(touched, "cache", "memory_used_mb") == pytest.approx(at(plain, "cache", "memory_used_mb"))
+    assert hits[0] < 0.9 and hits == sorted(hits) and hits[-1] > 0.95
 
 
 @pytest.mark.parametrize("seed", SEEDS)
@@ -77,8 +111,8 @@ def test_keys_no_client_can_reach_expire_so_a_fixed_secret_refills_a_colder_cach
         web["cache_auth_secret"] = healthy
         advance(30.0, plain, touched)
         hit_after[minutes] = at(touched, "cache", "hit_ratio") / at(plain, "cache", "hit_ratio")
-        advance(600.0, plain, touched)
-        assert at(touched, "cache", "hit_ratio") > 0.99 * at(plain, "cache", "hit_ratio")
+        advance(900.0, plain, touched)
+        assert at(touched, "cache", "hit_ratio") > 0.97 * at(plain, "cache", "hit_ratio")
     assert hit_after[30] < hit_after[2] < 1.0
 
 
