@@ -86,7 +86,7 @@ def leaderboard_cells(r: dict[str, Any]) -> list[tuple[str, Any]]:
     name = esc(r["agent"]) + (' <span class="badge ub">upper bound</span>' if r["upper_bound"] else "")
     name = f'<span class="agent">{name}</span>'
     return [(name, r["agent"]), (str(r["episodes"]), r["episodes"]), (num(r["marks"]), r["marks"]),
-            (f'{num(r["marks_lo"])}–{num(r["marks_hi"])}', None), pct(r["success"]), pct(r["all_seeds"]), (num(r["diagnosis"], ".2f"),
+            ("n/a" if r["marks_lo"] is None else f'{num(r["marks_lo"])}–{num(r["marks_hi"])}', None), pct(r["success"]), pct(r["all_seeds"]), (num(r["diagnosis"], ".2f"),
             r["diagnosis"]), pct(r["mitigation"]), (num(r["evidence"], ".2f"), r["evidence"]),
             (num(r["invalid"], ".2f"), r["invalid"]), (num(r["wrong_fixes"], ".2f"), r["wrong_fixes"]),
             (num(r["ttd_s"], ".0f"), r["ttd_s"]), (num(r["ttm_s"], ".0f"), r["ttm_s"]),

@@ -31,6 +31,11 @@ def _f(x: float | None, fmt: str = ".1f") -> str:
     return "–" if x is None else f"{x:{fmt}}"
 
 
+def _ci(lo: float | None, hi: float | None) -> str:
+    """An interval, or n/a where there is none (a single independent unit, srezero.sweep.stats)."""
+    return "n/a" if lo is None or hi is None else f"{lo:.1f}–{hi:.1f}"
+
+
 def _pct(x: float | None) -> str:
     return "–" if x is None else f"{100 * x:.0f}%"
 
@@ -47,7 +52,7 @@ def leaderboard_md(rows: list[dict[str, Any]]) -> str:
                "wrong fixes/ep", "TTD med (s)", "TTM med (s)", "errored", "cost/ep ($)"]
     ordered = [r for r in rows if not r["upper_bound"]] + [r for r in rows if r["upper_bound"]]
     body = [[f"*{r['agent']} (upper bound)*" if r["upper_bound"] else f"**{r['agent']}**", str(r["episodes"]),
-             _f(r["marks"]), f"{_f(r['marks_lo'])}–{_f(r['marks_hi'])}", _pct(r["success"]), _pct(r["all_seeds"]), _f(r["diagnosis"], ".2f"),
+             _f(r["marks"]), _ci(r["marks_lo"], r["marks_hi"]), _pct(r["success"]), _pct(r["all_seeds"]), _f(r["diagnosis"], ".2f"),
              _pct(r["mitigation"]), _f(r["evidence"], ".2f"), _f(r["invalid"], ".2f"), _f(r["wrong_fixes"], ".2f"),
              _f(r["ttd_s"], ".0f"), _f(r["ttm_s"], ".0f"), str(r["errors"]), _f(r["cost_usd"], ".4f")]
             for r in ordered]

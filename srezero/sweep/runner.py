@@ -308,6 +308,11 @@ def sweep(out: str | Path, agents: list[AgentSpec], specs: dict[str, Any], seeds
     rec.write_json(out / rec.MANIFEST, manifest)
     pending, done = plan(out, agents, specs, seeds, retry_errors)
     rows = [rec.row_of(r) for r in _load(done)]
+    # the summary covers the whole run directory, not just what this invocation asked for (a rerun with
+    # one more agent, or fewer seeds, must not shrink it); read the rest now, so a record that cannot be
+    # counted stops the sweep before it spends anything
+    planned = {rec.record_path(out, a, t, s) for a, t, s in pending} | set(done)
+    others = [rec.row_of(r) for r in _load(p for p in rec.record_paths(out) if p not in planned)]
     total = len(pending) + len(done)
     ray_mode = executor == "ray"
     batches = make_batches(pending, specs, by_label, workers, None if ray_mode else str(out), max_steps,
@@ -332,10 +337,6 @@ def sweep(out: str | Path, agents: list[AgentSpec], specs: dict[str, Any], seeds
                 on_batch(len(results))
     finally:
         bar.close()
-    # the summary covers the whole run directory, not just what this invocation asked for (a rerun
-    # with one more agent, or fewer seeds, must not shrink it)
-    planned = {rec.record_path(out, a, t, s) for a, t, s in pending} | set(done)
-    others = [rec.row_of(r) for r in _load(p for p in rec.record_paths(out) if p not in planned)]
     summary = write_summary(out, rows + others, stats)
     return SweepResult(out, total, len(pending), len(done), rows, summary, errors)
 

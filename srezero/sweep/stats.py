@@ -9,7 +9,8 @@ The unit of resampling is what is independent. Within one task the seeds are; ac
 tasks are, not the episodes (the seeds of one task are strongly correlated), so an agent's interval
 resamples whole tasks (a cluster bootstrap). When every value is the same 0 or 1 the bootstrap has
 no spread, and the Wilson score interval over the independent units is reported instead. A single
-independent unit gets no interval at all (``lo`` and ``hi`` are None), not a zero-width one.
+independent value gets no interval at all (``lo`` and ``hi`` are None), not a zero-width one, unless it
+is a 0/1 value (Wilson).
 """
 
 from __future__ import annotations
@@ -40,8 +41,9 @@ def bootstrap(values: np.ndarray, key: str, resamples: int = RESAMPLES,
     With ``clusters`` (a label per value, e.g. the task), whole clusters are resampled and the CI is
     of the episode-weighted mean; without (or with a single cluster, whose values are then the
     units), the values are resampled as independent. ``proportion`` marks 0/1 values, whose constant
-    samples get the Wilson interval. A single unit (one episode, or one task of a cluster bootstrap) has no
-    interval: ``lo`` and ``hi`` are None."""
+    samples get the Wilson interval. Any other single unit (one defined value, or one cluster holding a
+    single value) has no interval: ``lo`` and ``hi`` are None. One cluster of several values is resampled
+    over its values, as above."""
     defined = ~np.isnan(values)
     v = values[defined]
     n = int(v.size)

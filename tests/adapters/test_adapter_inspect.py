@@ -302,17 +302,17 @@ def test_every_schema_bound_reaches_the_model_through_inspects_tool_params() -> 
     """inspect's schema model has no field for some JSON-schema bounds and drops them; those must then
     be in the description, or a model under inspect never learns them."""
     from srezero.adapters._common import tool_declarations
-    from srezero.adapters.inspect_task import episode_tools
+    from srezero.adapters.inspect_task import _BOUND_WORDS, episode_tools
 
     bounds = ("minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "minItems", "maxItems", "maxLength")
 
     def bounded(node: Any, path: str = "") -> dict[str, dict[str, Any]]:
         found: dict[str, dict[str, Any]] = {}
-        if isinstance(node, dict):
-            if any(k in node for k in bounds):
-                found[path] = node
-            for key, value in node.items():
-                found.update(bounded(value, f"{path}/{key}"))
+        items = node.items() if isinstance(node, dict) else enumerate(node) if isinstance(node, list) else ()
+        if isinstance(node, dict) and any(k in node for k in bounds):
+            found[path] = node
+        for key, value in items:
+            found.update(bounded(value, f"{path}/{key}"))
         return found
 
     declared = {d["name"]: bounded(d["parameters"]) for d in tool_declarations()}
@@ -325,7 +325,8 @@ def test_every_schema_bound_reaches_the_model_through_inspects_tool_params() -> 
                     continue
                 kept = given[name]
                 for part in path.strip("/").split("/"):
-                    kept = kept[part]
-                assert kept.get(key) == node[key] or str(node[key]) in kept.get("description", ""), (name, path, key)
+                    kept = kept[int(part)] if isinstance(kept, list) else kept[part]
+                words = _BOUND_WORDS.get(key, "{}").format(node[key])
+                assert kept.get(key) == node[key] or words in kept.get("description", ""), (name, path, key)
                 checked += 1
     assert checked >= 10

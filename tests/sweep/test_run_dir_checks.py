@@ -42,6 +42,11 @@ def test_a_record_in_another_agents_folder_is_refused_not_counted_twice(run: Pat
         assert "belongs at episodes/random/inc-001/seed-0000.json" in res.output and "Traceback" not in res.output
     with pytest.raises(RunDirError, match=re.escape("belongs at episodes/random/inc-001/seed-0000.json")):
         load_run(out)
+    # a sweep with episodes still to run stops before running them (an LLM sweep would pay for them first)
+    fresh = records.record_path(out, "random", "inc-001", 7)
+    res = CliRunner().invoke(cli, ["sweep", "--out", str(out), "--agents", "random", "--tasks", "inc-001",
+                                   "--seeds", "8", "--no-progress"])
+    assert res.exit_code == 1 and str(moved) in res.output and not fresh.exists(), res.output
 
 
 @pytest.mark.parametrize("edit, reason", [
