@@ -15,19 +15,20 @@ from typing import TYPE_CHECKING, Any
 from srezero.faults.base import Fault, FaultMeta, Param, Remedy, RootCause, Signal, register, value_tokens
 from srezero.sim import changes
 from srezero.sim.clock import TICK_S
+from srezero.sim.model import CACHE_WARM_S
 
 if TYPE_CHECKING:
     from srezero.sim.world import World
 
 
 def _warmth(w: World) -> float:
-    return 1.0 - math.exp(-max(0.0, w.now - w.state.cache_ready_since) / 150.0)
+    return 1.0 - math.exp(-max(0.0, w.now - w.state.cache_ready_since) / CACHE_WARM_S)
 
 
 def _cool(w: World, share: float) -> None:
     """Make ``share`` of the cache's keys cold at once (the cache keeps running)."""
     target = max(0.01, min(_warmth(w), 1.0 - share))
-    w.state.cache_ready_since = w.now + 150.0 * math.log(1.0 - target)
+    w.state.cache_ready_since = w.now + CACHE_WARM_S * math.log(1.0 - target)
 
 
 @register

@@ -23,9 +23,11 @@ if TYPE_CHECKING:
     from srezero.sim.state import ModelState
     from srezero.sim.world import World
 
+#: Time constant (s) of a cache filling up: a restarted one warming, and one refilling after evictions.
+CACHE_WARM_S = 150.0
 #: Per tick, the part of the gap between what the cache holds and what it could hold that stays unfilled
-#: when every miss is refilled: the pace at which a restarted cache warms up (150 s).
-CACHE_REFILL = math.exp(-TICK_S / 150.0)
+#: when every miss is refilled.
+CACHE_REFILL = math.exp(-TICK_S / CACHE_WARM_S)
 
 
 def cache_contents(st: ModelState, cover: float, ttl_f: float, ttl_s: float, reachable: bool, up: bool,
@@ -120,7 +122,7 @@ def tick(w: World) -> None:
     cache_reachable = cache_up and webc["cache_host"] == st.cache_addr and auth_ok
     cover = min(1.0, cc["maxmemory_mb"] / st.cache_ws_mb)
     ttl_f = 1.0 - math.exp(-cc["ttl_s"] / 90.0)
-    warm = 1.0 - math.exp(-(t - st.cache_ready_since) / 150.0) if cache_up else 0.0
+    warm = 1.0 - math.exp(-(t - st.cache_ready_since) / CACHE_WARM_S) if cache_up else 0.0
     # a miss refills the cache only when its database read succeeds (last tick's outcome)
     fills = max(0.0, 1.0 - st.db_err - st.db_timeout_frac) if db_up and db_hosts_ok else 0.0
     cache_contents(st, cover, ttl_f, float(cc["ttl_s"]), cache_reachable, cache_up, fills)
@@ -456,7 +458,8 @@ def tick(w: World) -> None:
         cache_rep.err_causes["evicting"] = 1.0 - cover
     if not auth_ok and cache_up:
         cache_rep.err_causes["auth_fail"] = 1.0
-    used_mb = min(cc["maxmemory_mb"], st.cache_ws_mb * warm) * (st.cache_held / cover if cover > 0.0 else 0.0) if cache_up else 0.0
+    refilled = st.cache_held / cover if cover > 0.0 else 0.0  # of what maxmemory lets it hold
+    used_mb = min(cc["maxmemory_mb"], st.cache_ws_mb * warm) * refilled if cache_up else 0.0
     cache_rep.mem_mb = cache_rep.base_mem_mb * 0.2 + used_mb if cache_up else cache_rep.mem_mb
     if cache_up and cache_rep.mem_mb > cc["memory_limit_mb"]:  # the dataset outgrew the pod's memory limit
         w.emit("Warning", "OOMKilled", cache_rep.name,

@@ -34,6 +34,15 @@ def advance(seconds: float, *worlds: World) -> None:
         w.advance(seconds)
 
 
+def starve_cache(plain: World, touched: World) -> int:
+    """Give ``touched``'s cache a tenth of its working set for five minutes; its healthy maxmemory."""
+    cache = touched.services["cache"].config
+    healthy = cache["maxmemory_mb"]
+    cache["maxmemory_mb"] = touched.state.cache_ws_mb / 10
+    advance(300.0, plain, touched)
+    return healthy
+
+
 @pytest.mark.parametrize("seed", SEEDS)
 def test_a_cache_too_small_for_its_working_set_loads_the_database_and_slows_the_web_tier(seed: int) -> None:
     plain, touched = twins(seed)
@@ -48,11 +57,7 @@ def test_a_cache_too_small_for_its_working_set_loads_the_database_and_slows_the_
 @pytest.mark.parametrize("seed", SEEDS)
 def test_a_raised_cache_limit_heals_as_misses_refill_it_not_at_once(seed: int) -> None:
     plain, touched = twins(seed)
-    cache = touched.services["cache"].config
-    healthy = cache["maxmemory_mb"]
-    cache["maxmemory_mb"] = touched.state.cache_ws_mb / 10
-    advance(300.0, plain, touched)
-    cache["maxmemory_mb"] = healthy
+    touched.services["cache"].config["maxmemory_mb"] = starve_cache(plain, touched)
     hits, loads, memory = [], [], []
     for _ in range(20):
         advance(30.0, plain, touched)
@@ -67,13 +72,10 @@ def test_a_raised_cache_limit_heals_as_misses_refill_it_not_at_once(seed: int) -
 @pytest.mark.parametrize("seed", SEEDS)
 def test_a_cache_refills_only_as_fast_as_the_database_answers_its_misses(seed: int) -> None:
     plain, touched = twins(seed)
-    cache = touched.services["cache"].config
-    healthy = cache["maxmemory_mb"]
-    cache["maxmemory_mb"] = touched.state.cache_ws_mb / 10
-    advance(300.0, plain, touched)
+    healthy = starve_cache(plain, touched)
     primary = touched.topo.db_primary()
     primary.state = "Terminated"  # every miss fails: nothing refills the cache
-    cache["maxmemory_mb"] = healthy
+    touched.services["cache"].config["maxmemory_mb"] = healthy
     advance(300.0, plain, touched)
     assert at(touched, "cache", "hit_ratio") < 0.1 * at(plain, "cache", "hit_ratio")
     primary.state = "Running"
