@@ -196,6 +196,7 @@ def meta_problems(meta: FaultMeta) -> list[str]:
             if not any(t == kind or t == f"{kind}:{service}" for t in meta.targets):
                 problems.append(f"example: {meta.example!r} is a {kind} target, which the primitive does not accept; "
                                 f"targets: {', '.join(meta.targets) or 'none'}")
+    problems += _reference_problems(meta)
     for pname, value in meta.example_params:
         p = declared.get(pname)
         if p is None:
@@ -205,6 +206,41 @@ def meta_problems(meta: FaultMeta) -> list[str]:
         elif isinstance(value, int | float) and not isinstance(value, bool) and (
                 (p.lo is not None and value < p.lo) or (p.hi is not None and value > p.hi)):
             problems.append(f"example_params.{pname}: {value} is outside its range [{p.lo}, {p.hi}]")
+    return problems
+
+
+_SIGNAL_ON = ("target", "service", "node", "disk", "any", "*")
+
+
+def _reference_problems(meta: FaultMeta) -> list[str]:
+    """Names a declaration borrows from elsewhere: the paging alert, each signal's read tool, where it
+    looks and its arguments, each remedy's write tool. A typo here would otherwise surface only when a
+    task, the variant generator or the oracle first used it."""
+    from srezero.sim.components import SERVICE_KINDS
+    from srezero.telemetry.alerts import DEFAULT_RULES
+    from srezero.tools.registry import load_tools
+
+    tools = load_tools()
+    problems = []
+    alerts = [r.name for r in DEFAULT_RULES]
+    if meta.alert not in alerts:
+        problems.append(f"alert: unknown alert {meta.alert!r}; {_one_of(meta.alert, alerts)}")
+    reads = [n for n, t in tools.items() if t.kind == "read"]
+    for i, sig in enumerate(meta.signals):
+        spec = tools.get(sig.tool)
+        if spec is None or spec.kind != "read":
+            problems.append(f"signals[{i}].tool: {sig.tool!r} is not a read tool; {_one_of(sig.tool, reads)}")
+        if sig.on not in _SIGNAL_ON and sig.on not in SERVICE_KINDS:
+            problems.append(f"signals[{i}].on: {sig.on!r}; {_one_of(sig.on, [*_SIGNAL_ON, *SERVICE_KINDS])}")
+        for arg, _value in sig.args if spec is not None else ():
+            if arg not in spec.arg_names:
+                problems.append(f"signals[{i}].args: {sig.tool} has no argument {arg!r}; "
+                                f"{_one_of(arg, list(spec.arg_names))}")
+    writes = [n for n, t in tools.items() if t.kind == "write"]
+    for i, rem in enumerate(meta.remedies):
+        spec = tools.get(rem.tool)
+        if spec is None or spec.kind != "write":
+            problems.append(f"remedies[{i}].tool: {rem.tool!r} is not a write tool; {_one_of(rem.tool, writes)}")
     return problems
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 import srezero
-from srezero.faults.base import REGISTRY, Param, RootCause, load_all
+from srezero.faults.base import REGISTRY, Param, Remedy, RootCause, Signal, load_all
 from srezero.faults.kernel import FdExhaustion
 
 
@@ -73,6 +73,16 @@ def _declare(**changes: object) -> type:
     ({"example": "node(database.primary"}, "example: 'node(database.primary' is not a target selector"),
     ({"targets": ("nodes",)}, "targets: 'nodes' is not a target kind"),
     ({"example_params": (("leak", 1.0),)}, "example_params.leak: no such parameter"),
+    # names borrowed from the alert rules and the tool registry (a typo crashed `srezero generate`)
+    ({"alert": "DbLatencyHigh"}, "alert: unknown alert 'DbLatencyHigh'; one of HighErrorRate, "),
+    ({"signals": (Signal("node_diagnostic", on="node"),)},
+     "signals[0].tool: 'node_diagnostic' is not a read tool; one of get_alerts, "),
+    ({"signals": (Signal("node_diagnostics", on="nodes"),)}, "signals[0].on: 'nodes'; one of target, "),
+    ({"signals": (Signal("node_diagnostics", on="node", args=(("chek", "limits"),)),)},
+     "signals[0].args: node_diagnostics has no argument 'chek'; one of node, check (did you mean 'check'?)"),
+    ({"remedies": (Remedy("set_sysctls", "raise it"),)},
+     "remedies[0].tool: 'set_sysctls' is not a write tool; one of restart, "),
+    ({"remedies": (Remedy("get_config", "read it"),)}, "remedies[0].tool: 'get_config' is not a write tool"),
 ])
 def test_register_refuses_a_bad_declaration(changes: dict[str, object], message: str) -> None:
     from srezero.faults.base import register
