@@ -1,7 +1,8 @@
 """Same task, seed and actions give byte-identical records, in this process and in another.
 
 Across processes, under other ``PYTHONHASHSEED`` values: two curated tasks with both agents, and
-every fault primitive's example (so a primitive added later is covered) with the oracle.
+every fault primitive's example (so a primitive added later is covered) with the oracle and the
+random agent.
 """
 
 from __future__ import annotations
