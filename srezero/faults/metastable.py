@@ -14,8 +14,8 @@ from typing import TYPE_CHECKING, Any
 
 from srezero.faults.base import Fault, FaultMeta, Param, Remedy, RootCause, Signal, register, value_tokens
 from srezero.sim import changes
+from srezero.sim.cache import CACHE_WARM_S
 from srezero.sim.clock import TICK_S
-from srezero.sim.model import CACHE_WARM_S
 
 if TYPE_CHECKING:
     from srezero.sim.world import World

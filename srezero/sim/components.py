@@ -324,3 +324,11 @@ class Service:
 
     def ready_replicas(self) -> list[Replica]:
         return [r for r in self.replicas if r.state == "Running"]
+
+    def release_of(self, rep: Replica) -> Deploy:
+        """The release a replica runs: the latest deploy of its version. A pod a rollout (or a rollback)
+        has not reached yet still runs the code it started with."""
+        for d in reversed(self.deploys):
+            if d.version == rep.version:
+                return d
+        return self.deploys[-1]

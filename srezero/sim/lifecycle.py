@@ -65,8 +65,9 @@ def startup_failure(w: World, rep: Replica) -> str:
         creds = w.state.db_credential
         if creds and cfg.get("env.CREDENTIALS_VERSION") != creds:
             return "FATAL: password authentication failed for user \"app\""
-    if svc.deploy.defect == "crash_on_start":
-        return svc.deploy.message or "panic: runtime error: invalid memory address or nil pointer dereference"
+    release = svc.release_of(rep)
+    if release.defect == "crash_on_start":
+        return release.message or "panic: runtime error: invalid memory address or nil pointer dereference"
     limit = cfg.get("memory_limit_mb")
     if limit is not None and rep.base_mem_mb > limit:
         return "OOMKilled during startup (memory limit below working set)"
@@ -78,8 +79,11 @@ def lifecycle(w: World, t: float) -> None:
     creds = w.state.db_credential
     for rep in w.replica_list:
         state = rep.state
+        deploy = rep.service.deploys[-1]
+        if deploy.version != rep.version:  # a pod the latest rollout has not reached runs its own release
+            deploy = rep.service.release_of(rep)
         if state == "Running" and rep.node.up and not creds and rep.leak_mb_per_h == 0.0 \
-                and rep.service.deploys[-1].defect != "memory_leak" and not rep.over_limit:
+                and deploy.defect != "memory_leak" and not rep.over_limit:
             continue  # the common case: nothing to advance
         if state == "Terminated":
             continue
@@ -110,7 +114,6 @@ def lifecycle(w: World, t: float) -> None:
                         w.state.cache_ready_since = t
             continue
         # Running: memory only moves when something leaks, so only then is the limit checked
-        deploy = rep.service.deploys[-1]
         leaking = deploy.defect == "memory_leak"
         if not leaking and rep.leak_mb_per_h == 0.0 and not rep.over_limit:
             if creds and rep.kind in ("web_server", "worker") and startup_failure(w, rep):

@@ -14,38 +14,15 @@ from array import array
 from typing import TYPE_CHECKING
 
 from srezero.sim import metrics as M
+from srezero.sim.cache import CACHE_WARM_S, cache_contents
 from srezero.sim.clock import TICK_S
 from srezero.sim.lifecycle import lifecycle
 from srezero.sim.nodes import node_limits, update_nodes
 from srezero.sim.queue import queue_tick
+from srezero.sim.replication import replicate
 
 if TYPE_CHECKING:
-    from srezero.sim.state import ModelState
     from srezero.sim.world import World
-
-#: Time constant (s) of a cache filling up: a restarted one warming, and one refilling after evictions.
-CACHE_WARM_S = 150.0
-#: Per tick, the part of the gap between what the cache holds and what it could hold that stays unfilled
-#: when every miss is refilled.
-CACHE_REFILL = math.exp(-TICK_S / CACHE_WARM_S)
-
-
-def cache_contents(st: ModelState, cover: float, ttl_f: float, ttl_s: float, reachable: bool, up: bool,
-                   fills: float) -> None:
-    """What the cache holds: ``st.cache_held``, the share of the working set in memory (at most ``cover``,
-    what maxmemory allows), and ``st.cache_fresh``, how much of that its TTL keeps fresh (at most
-    ``ttl_f``). Both follow a lowered limit at once (eviction, expiry) but climb back only as misses refill
-    them, at the warm-up's pace and only for the share ``fills`` of misses whose database read succeeds.
-    Keys no client can reach (a wrong secret or address) expire unrefilled."""
-    held, fresh = st.cache_held, st.cache_fresh
-    if held < 0.0:  # the first tick: a settled cache
-        held, fresh = cover, ttl_f
-    gain = (1.0 - CACHE_REFILL) * fills if reachable else 0.0
-    held = cover if held >= cover else held + (cover - held) * gain
-    fresh = ttl_f if fresh >= ttl_f else fresh + (ttl_f - fresh) * gain
-    if up and not reachable:
-        held *= math.exp(-TICK_S / (ttl_s if ttl_s > 1.0 else 1.0))
-    st.cache_held, st.cache_fresh = held, fresh
 
 
 def tick(w: World) -> None:
@@ -165,10 +142,13 @@ def tick(w: World) -> None:
     threads = webc["workers"]
     rate_limit = webc["rate_limit_rps"]
     fd_limit = webc["max_open_files"]
-    defect = web.deploy.defect_rate if web.deploy.defect in ("endpoint_errors", "flag_bug") else 0.0
-    defect += st.endpoint_defect_rate
+    # a release's code defect fails requests only on the pods that run it: a rollout spreads it pod by pod
+    release_defect = {d.version: d.defect_rate if d.defect in ("endpoint_errors", "flag_bug") else 0.0
+                      for d in web.deploys}
+    newest_defect = release_defect[web.deploy.version]
+    shared_defect = st.endpoint_defect_rate
     if st.flag_bug_key and webc.get(st.flag_bug_key):  # a flag that exercises a broken code path
-        defect += st.flag_bug_rate
+        shared_defect += st.flag_bug_rate
     pub_fail = 0.0 if webc["queue_host"] == st.mq_addr else st.publish_frac
     # loop invariants: what every web replica sees of its dependencies this tick
     eff_db = db_lat if db_lat < timeout_ms else timeout_ms
@@ -197,8 +177,6 @@ def tick(w: World) -> None:
     if not cache_reachable:
         bad_client = not auth_ok or webc["cache_host"] != st.cache_addr
         dep_causes["cache_unavailable" if bad_client else "cache_down"] = 0.0
-    if defect > 0:
-        dep_causes["code_defect"] = defect
     if pub_fail:  # requests that enqueue a job fail when the broker address is wrong
         dep_causes["mq_unavailable"] = pub_fail
     if idle_cut:
@@ -221,6 +199,9 @@ def tick(w: World) -> None:
             continue
         r = accepted * share_of.get(rep.name, 0.0) * (1.0 - no_backend)
         causes = dict(dep_causes) if dep_causes else {}
+        defect = release_defect.get(rep.version, newest_defect) + shared_defect
+        if defect > 0:
+            causes["code_defect"] = defect
         limited = 0.0
         if rate_limit > 0 and r > rate_limit:
             limited = 1.0 - rate_limit / r
@@ -294,6 +275,11 @@ def tick(w: World) -> None:
             to_frac = pw
         if shed > to_frac:
             to_frac = shed
+        # lost packets and dropped SYNs fail as i/o and connect timeouts: those requests wait before they fail
+        if net > to_frac:
+            to_frac = net
+        if conntrack_drop > to_frac:
+            to_frac = conntrack_drop
         # M.pcts, inlined: this loop is the hottest code in the simulator
         uc = 0.98 if u > 0.98 else u
         p50 = mean_ms * 0.8
@@ -434,18 +420,7 @@ def tick(w: World) -> None:
         rep.mem_mb = rep.base_mem_mb + rep.conns * 9.0
         vals[base : base + 10] = array("d", (rep.rps, rep.err, p50, p95, p99, rep.cpu, rep.mem_mb, rep.conns,
                                              400.0 + rep.conns * 2, rep.restarts))
-    standby = w.topo.db_standby()
-    if standby.state == "Running" and standby.node.up:
-        apply_cap = 4000.0 / (standby.node.data_disk.latency_ms / 0.3)
-        backlog = max(0.0, (db_writes + worker_db_writes) - apply_cap) * TICK_S
-        st.replication_lag_s = max(0.0, st.replication_lag_s - TICK_S * 0.5) + backlog / max(apply_cap, 1.0)
-        if st.standby_query_s > 0:  # replay waits for a conflicting standby query, up to the delay
-            delay = dbc["max_standby_streaming_delay_s"]
-            hold = st.standby_query_s if delay < 0 else min(float(delay), st.standby_query_s)
-            lag = st.replication_lag_s
-            st.replication_lag_s = min(hold, lag + TICK_S) if hold > lag else max(hold, lag - TICK_S * 10.0)
-    else:
-        st.replication_lag_s += TICK_S
+    replicate(w, dbc, replica_q)  # srezero.sim.replication
 
     # --- cache replica and the single-replica services ----------------------------------------
     ops = web_rps_total if cache_reachable else 0.0

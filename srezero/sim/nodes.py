@@ -42,7 +42,8 @@ def update_nodes(w: World, vals) -> None:
             if rep.state == "Terminated":
                 continue
             cpu += rep.cpu
-            mem += rep.mem_mb
+            if rep.state == "Running":  # a killed or crashed process has freed its memory until it runs again
+                mem += rep.mem_mb
             fds += rep.fds or 150
             conns += rep.rps * 2.0 + rep.conns
         cpu += node.extra_cpu

@@ -75,7 +75,7 @@ class ModelState:
     db_timeout_frac: float = 0.0  # share of client queries timing out last tick
     db_err_causes: dict[str, float]
     cache_ready_since: float = -1e9
-    cache_held: float = -1.0  # share of the working set the cache holds (model.cache_contents); -1: unset
+    cache_held: float = -1.0  # share of the working set the cache holds (srezero.sim.cache.cache_contents); -1: unset
     cache_fresh: float = 1.0  # how much of what it holds its TTL keeps fresh
     mq_depth: float = 0.0
     mq_dlq: float = 0.0

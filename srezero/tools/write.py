@@ -30,11 +30,13 @@ MAX_REPLICAS = 12
 
 
 def _rolling_restart(w: World, reps: list[Replica]) -> Generator[Any, Any, None]:
-    for rep in reps:
-        if rep.state == "Terminated":
-            continue
-        w.restart_replica(rep, reason="Restart", by_agent=True)
-        yield w.env.timeout(rep.service.startup_s * 0.6)
+    """One replica at a time, the next once the previous is up again: the spacing of a rollout
+    (srezero.sim.changes.roll), so the others keep serving throughout."""
+    for i, rep in enumerate(reps):
+        if i:
+            yield w.env.timeout(rep.service.startup_s + changes.ROLLOUT_GAP_S)
+        if rep.state != "Terminated":
+            w.restart_replica(rep, reason="Restart", by_agent=True)
 
 
 @tool("write", 20, target_arg="target")

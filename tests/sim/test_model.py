@@ -8,30 +8,8 @@ from __future__ import annotations
 
 import pytest
 
-import srezero
 from srezero.sim.world import World
-
-CONTROL = "inc-011"
-SEEDS = (0, 3)
-
-
-def at(w: World, entity: str, metric: str) -> float:
-    """The true (noise-free) value of the last recorded tick."""
-    return float(w.buf[w.row_of[(entity, metric)], w.col])
-
-
-def twins(seed: int) -> tuple[World, World]:
-    spec = srezero.get_task(CONTROL)
-    plain, touched = World.build(spec, seed), World.build(spec, seed)
-    for w in (plain, touched):
-        w.advance(600.0)
-    assert at(plain, "load_balancer", "error_rate") == at(touched, "load_balancer", "error_rate")
-    return plain, touched
-
-
-def advance(seconds: float, *worlds: World) -> None:
-    for w in worlds:
-        w.advance(seconds)
+from tests.sim.twins import SEEDS, advance, at, twins
 
 
 def starve_cache(plain: World, touched: World) -> int:

@@ -1,0 +1,38 @@
+"""Streaming replication: how far the standby trails the primary, one tick at a time.
+
+The standby replays the primary's writes as fast as its data disk allows; when it replays slower
+than the primary writes, the lag grows every tick, and it drains only once the standby keeps up. A
+long query on the standby holds replay back, up to ``max_standby_streaming_delay_s``. A standby
+that is down or unreachable falls behind by the whole tick.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from srezero.sim.clock import TICK_S
+
+if TYPE_CHECKING:
+    from srezero.sim.world import World
+
+#: Writes per second a standby replays when its data disk answers in 0.3 ms; a slower disk replays fewer.
+STANDBY_APPLY_WPS = 4000.0
+
+
+def replicate(w: World, dbc: dict[str, Any], writes_per_s: float) -> None:
+    """Advance ``w.state.replication_lag_s`` by one tick in which the primary wrote ``writes_per_s``."""
+    st = w.state
+    standby = w.topo.db_standby()
+    if not (standby.state == "Running" and standby.node.up):
+        st.replication_lag_s += TICK_S
+        return
+    apply_cap = STANDBY_APPLY_WPS / (standby.node.data_disk.latency_ms / 0.3)
+    if writes_per_s > apply_cap:  # replay slower than the primary writes: the standby falls further behind
+        st.replication_lag_s += (writes_per_s - apply_cap) * TICK_S / max(apply_cap, 1.0)
+    else:  # it catches up
+        st.replication_lag_s = max(0.0, st.replication_lag_s - TICK_S * 0.5)
+    if st.standby_query_s > 0:  # replay waits for a conflicting standby query, up to the delay
+        delay = dbc["max_standby_streaming_delay_s"]
+        hold = st.standby_query_s if delay < 0 else min(float(delay), st.standby_query_s)
+        lag = st.replication_lag_s
+        st.replication_lag_s = min(hold, lag + TICK_S) if hold > lag else max(hold, lag - TICK_S * 10.0)
