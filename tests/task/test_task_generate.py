@@ -100,6 +100,47 @@ def test_retry_storm_upper_level_is_viable_everywhere() -> None:
     assert failures == []
 
 
+#: (variant, seed) pairs that were not viable before the 2026-11-22 tuning (seeds 0-2), one per cause.
+RETUNED_PAIRS = (
+    ("gen:a127154d540ec9a276b1", 1),  # bad_worker_count: one thread per replica served a quiet 4-replica world
+    ("gen:543939a5cfed35aef67b", 0),  # bad_worker_count, the lower level
+    ("gen:79a9546366349e169d96", 2),  # cache_hot_key: edge p99 stayed under HighLatencyP99's threshold
+    ("gen:c6ba7f276a41ad752309", 2),  # cache_ttl_misconfig: HighErrorRate paged only with noise on
+    ("gen:9a4e49cd61c998202c07", 1),  # sticky_session_hotspot: 1.7x load + a restart broke the SLO after the fix
+    ("gen:ac3c8060b78bea27bc66", 0),  # ephemeral_port_exhaustion: the limits read missed the exhausted range
+    ("gen:feea2c4cdeeb37d28576", 2),  # ephemeral_port_exhaustion, on a numbered replica's node
+    ("gen:382178275b4a004f73c3", 2),  # conntrack_full: the limits read missed the full table
+    ("gen:5a90c1fc34b30083657a", 1),  # bad_config maxmemory_mb: the refill kept edge p99 over its SLO
+)
+
+
+def test_retuned_variants_are_viable_where_they_failed() -> None:
+    """Each pair failed `generate --check 3` before its TUNING (or BAD_CONFIGS) change: page, marks, evidence."""
+    failures = [(task_id, seed, why) for task_id, seed in RETUNED_PAIRS
+                for ok, why in [viable(get_task(task_id), seed)] if not ok]
+    assert failures == []
+
+
+def test_tuning_drops_the_levels_and_size_that_could_not_page_or_heal() -> None:
+    """The slow upper levels of memory_leak, thermal_throttling and node_oom missed the page on some seeds, and the
+    5-replica cache_eviction_storm kept edge p99 over its SLO while the cache refilled: they are not generated."""
+    levels = {p: {v.case for v in gen.variants((p,))} for p in ("memory_leak", "thermal_throttling", "node_oom")}
+    assert levels == {"memory_leak": {0, 2}, "thermal_throttling": {0, 2}, "node_oom": {0, 2}}
+    assert {v.size for v in gen.variants(("cache_eviction_storm",))} == {0}
+
+
+def test_topology_and_traffic_tuning_reach_the_spec() -> None:
+    """TUNING's topology and traffic knobs land in the TaskSpec and the --json fields; other variants keep the
+    seed's choices (no traffic entry: the scale stays 1)."""
+    v = next(iter(gen.variants(("bad_worker_count",))))
+    spec = v.spec()
+    assert spec.topology.web_replicas == 3 and spec.traffic.scale == 1.1
+    assert v.fields()["topology"] == {"web_replicas": 3} and v.fields()["traffic"] == 1.1
+    other = next(iter(gen.variants(("crash_loop",))))
+    assert other.spec().traffic.scale == 1.0 and other.spec().topology.web_replicas is None
+    assert other.fields()["traffic"] == 1.0
+
+
 def test_variant_runs_through_the_same_api() -> None:
     v = gen.sample(1, 3)[0]
     env = srezero.make(v.id, 4)
