@@ -142,10 +142,6 @@ def tick(w: World) -> None:
     threads = webc["workers"]
     rate_limit = webc["rate_limit_rps"]
     fd_limit = webc["max_open_files"]
-    # a release's code defect fails requests only on the pods that run it: a rollout spreads it pod by pod
-    release_defect = {d.version: d.defect_rate if d.defect in ("endpoint_errors", "flag_bug") else 0.0
-                      for d in web.deploys}
-    newest_defect = release_defect[web.deploy.version]
     shared_defect = st.endpoint_defect_rate
     if st.flag_bug_key and webc.get(st.flag_bug_key):  # a flag that exercises a broken code path
         shared_defect += st.flag_bug_rate
@@ -199,7 +195,9 @@ def tick(w: World) -> None:
             continue
         r = accepted * share_of.get(rep.name, 0.0) * (1.0 - no_backend)
         causes = dict(dep_causes) if dep_causes else {}
-        defect = release_defect.get(rep.version, newest_defect) + shared_defect
+        # a release's code defect fails requests only on the pods that run it: a rollout spreads it pod by pod
+        release = web.release_of(rep)
+        defect = (release.defect_rate if release.defect in ("endpoint_errors", "flag_bug") else 0.0) + shared_defect
         if defect > 0:
             causes["code_defect"] = defect
         limited = 0.0
