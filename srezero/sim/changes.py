@@ -12,6 +12,9 @@ random stream, whoever makes it (fault, ambient noise, distractor):
 The pools are generic on purpose: a reason that fitted the edit ("reduce memory per pod" on a memory
 limit) would read as a story only faults tell. tests/faults/test_change_surface.py checks that no
 phrase, version step or event separates a fault's changes from harmless ones.
+
+A live rolling update (:func:`roll`) is here too, as every author's rollout runs the same way: a
+release, a rollback, a restart of a service, a change to an ``env.*`` key.
 """
 
 from __future__ import annotations
@@ -19,11 +22,13 @@ from __future__ import annotations
 from collections.abc import Generator, Iterator
 from typing import TYPE_CHECKING, Any
 
+from srezero.sim.clock import TICK_S
 from srezero.sim.components import Change, Event
+from srezero.sim.lifecycle import startup_failure
 from srezero.sim.rng import Stream, stable_int, stream
 
 if TYPE_CHECKING:
-    from srezero.sim.components import Service
+    from srezero.sim.components import Replica, Service
     from srezero.sim.world import World
 
 REASONS = (
@@ -115,6 +120,7 @@ def record(w: World, at: float, service: str, kind: str, detail: str, author: st
 
 
 ROLLOUT_GAP_S = 5.0  # a rolling update restarts the next pod this long after the previous one is up
+PROGRESS_DEADLINE_S = 600.0  # a Deployment's progressDeadlineSeconds: a pod not up by then stalls the rollout
 
 
 def roll_out(w: World, svc: Service, version: str, at: float) -> None:
@@ -130,23 +136,65 @@ def roll_out(w: World, svc: Service, version: str, at: float) -> None:
         w.events.append(Event(killed, "Normal", "Killing", rep.name, f"Stopping container {rep.kind}"))
 
 
-def roll(w: World, svc: Service, version: str) -> None:
-    """A live rolling update onto ``version``, a release's or a rollback's: one pod at a time, the next
-    once the previous is up again, so the service keeps serving throughout (a healthy release must never
-    dent an SLO by its rollout alone). A later release or rollback of the service supersedes it, as a
-    Deployment's newer rollout does."""
+def up(w: World, rep: Replica) -> bool:
+    """Whether a pod a rollout restarted is up again (Ready): Running, or through its start-up with
+    nothing to stop it starting, which the model's next tick records as Running (states advance only
+    in the tick; a healthy pod's process is up at its ``ready_at``). A pod crash-looping, Pending or
+    still starting is not up."""
+    if rep.state == "Running":
+        return True
+    return rep.state == "Starting" and w.now >= rep.ready_at and not startup_failure(w, rep)
+
+
+def roll(w: World, svc: Service, version: str | None = None) -> None:
+    """A live rolling update of ``svc``, gated on readiness as a Deployment's is: onto ``version`` for a
+    release or a rollback, onto the release it runs (None) for a restart or a change to an ``env.*``
+    key. Every rolling update goes through here (the crash_loop fault's config push restarts every pod
+    at once, on purpose).
+
+    Pods restart in place, one at a time: the next :data:`ROLLOUT_GAP_S` after the previous is up again
+    (:func:`up`), so the service keeps serving throughout (a healthy release must never dent an SLO by
+    its rollout alone) and a healthy rollout keeps the pace of a past one (:func:`roll_out`). A pod
+    that does not come up (it crash-loops on a bad environment variable, a stale credential, a
+    crash-on-start release, a memory limit below its working set; its node is not ready) holds the
+    rollout there: the pods not yet reached keep running what they ran, and
+    :data:`PROGRESS_DEADLINE_S` after that pod's restart the Deployment reports
+    ``ProgressDeadlineExceeded``. Should the pod come up later, the rollout goes on, as a Deployment's
+    does. A newer rollout of the service (a release, rollback, restart or env change) supersedes it:
+    like a Deployment's newer revision, it rolls every pod onto its own template."""
     pods = [r for r in svc.replicas if r.state != "Terminated"]
+    target = version if version is not None else svc.deploy.version
     svc.rollout += 1
     mine = svc.rollout
 
     def gen() -> Generator[Any, Any, None]:
-        for i, rep in enumerate(pods):
-            if i:
-                yield w.env.timeout(svc.startup_s + ROLLOUT_GAP_S)
+        prev: Replica | None = None
+        since = 0.0  # when ``prev`` was restarted
+        for rep in pods:
+            if rep.state == "Terminated":  # scaled away: nothing to roll
+                continue
+            if prev is not None:
+                yield w.env.timeout(svc.startup_s + ROLLOUT_GAP_S)  # a healthy pod is up by then
+                deadline = since + PROGRESS_DEADLINE_S
+                warned = False
+                while svc.rollout == mine and prev.state != "Terminated" and not up(w, prev):
+                    # states advance only in the model's tick: look again just after the next one (a
+                    # tick due now runs first), and at the deadline
+                    wait = max(0.0, (w.col + 1) * TICK_S - w.now)
+                    if w.now < deadline:
+                        yield w.env.timeout(min(wait, deadline - w.now))
+                        continue
+                    if not warned:
+                        w.emit("Warning", "ProgressDeadlineExceeded", svc.kind,
+                               f'deployment "{svc.kind}" exceeded its progress deadline')
+                        warned = True
+                    yield w.env.timeout(wait)  # stalled: it goes on only if the pod comes up
                 if svc.rollout != mine:
                     return
-            if rep.state != "Terminated":
-                rep.version = version
-                w.restart_replica(rep, reason="Rollout", by_agent=True)
+                if rep.state == "Terminated":
+                    continue
+            rep.version = target
+            w.restart_replica(rep, reason="Rollout", by_agent=True)
+            prev, since = rep, w.now
 
     w.env.process(gen())

@@ -116,7 +116,7 @@ def lifecycle(w: World, t: float) -> None:
         # Running: memory only moves when something leaks, so only then is the limit checked
         leaking = deploy.defect == "memory_leak"
         if not leaking and rep.leak_mb_per_h == 0.0 and not rep.over_limit:
-            if creds and rep.kind in ("web_server", "worker") and startup_failure(w, rep):
+            if creds and _rejected(rep, creds):
                 w.restart_replica(rep, reason="Error", by_agent=False)
             continue
         rep.mem_mb += (rep.leak_mb_per_h + (deploy.defect_rate if leaking else 0.0)) * _PER_TICK_H
@@ -126,9 +126,16 @@ def lifecycle(w: World, t: float) -> None:
             w.dmesg(rep.node, f"Memory cgroup out of memory: Killed process {1000 + rep.index * 37} "
                     f"({rep.kind}) total-vm:{int(rep.mem_mb * 1100)}kB, anon-rss:{int(rep.mem_mb * 1000)}kB")
             w.restart_replica(rep, reason="OOMKilled", by_agent=False)
-        elif creds and rep.kind in ("web_server", "worker") and startup_failure(w, rep):
-            # rotated credentials only bite on the next reconnect; model that as the next tick
+        elif creds and _rejected(rep, creds):
             w.restart_replica(rep, reason="Error", by_agent=False)
+
+
+def _rejected(rep: Replica, creds: str) -> bool:
+    """Whether the database now refuses a running client's credential. Rotated credentials bite on the
+    next reconnect (modelled as the next tick); every other start-up check (the DATABASE_URL, a memory
+    limit, the release) was passed when the process started and only bites when it restarts, so a wrong
+    value pushed with a rollout breaks the pods the rollout reaches, not the ones still running."""
+    return rep.kind in ("web_server", "worker") and rep.service.config.get("env.CREDENTIALS_VERSION") != creds
 
 
 def _pending(w: World, rep: Replica, t: float) -> None:

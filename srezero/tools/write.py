@@ -29,24 +29,15 @@ SCALABLE = ("web_server", "worker")
 MAX_REPLICAS = 12
 
 
-def _rolling_restart(w: World, reps: list[Replica]) -> Generator[Any, Any, None]:
-    """One replica at a time, the next once the previous is up again: the spacing of a rollout
-    (srezero.sim.changes.roll), so the others keep serving throughout."""
-    for i, rep in enumerate(reps):
-        if i:
-            yield w.env.timeout(rep.service.startup_s + changes.ROLLOUT_GAP_S)
-        if rep.state != "Terminated":
-            w.restart_replica(rep, reason="Restart", by_agent=True)
-
-
 @tool("write", 20, target_arg="target")
 def restart(ctx: ToolContext,
             target: Annotated[str, "a service (rolling restart of every replica) or one replica"]) -> ToolOutput:
-    """Restart a service (rolling, one replica at a time) or a single replica. In-flight work is dropped."""
+    """Restart a service (rolling, one replica at a time; a replica that does not come up halts the rollout)
+    or a single replica. In-flight work is dropped."""
     w = ctx.world
     if target in w.services:
         reps = [r for r in w.services[target].replicas if r.state != "Terminated"]
-        w.env.process(_rolling_restart(w, reps))
+        changes.roll(w, w.services[target])
         w.change(target, "restart", f"rolling restart of {len(reps)} replica(s)", AGENT)
         return ToolOutput(f"rolling restart of {target} started ({len(reps)} replica(s), "
                           f"~{w.services[target].startup_s:.0f}s start-up each)")
@@ -108,7 +99,8 @@ def set_config(ctx: ToolContext,
                service: Annotated[str, "service whose configuration to change"],
                key: Annotated[str, "config key as shown by get_config"],
                value: Annotated[str | int | float | bool, "new value"]) -> ToolOutput:
-    """Change one configuration value. It is reloaded within seconds; env.* keys roll the replicas."""
+    """Change one configuration value. It is reloaded within seconds; env.* keys roll the replicas one at a
+    time, and a replica that does not come up halts the rollout."""
     w = ctx.world
     svc = w.services[_service(ctx, service)]
     typ = cfg.key_type(service, key)
@@ -127,7 +119,7 @@ def set_config(ctx: ToolContext,
     w.change(service, "config", changes.edit(key, old, new), AGENT)
     w.emit("Normal", "ConfigChanged", service, f"configmap {service}-config updated ({key})")
     if key.startswith("env."):
-        w.env.process(_rolling_restart(w, [r for r in svc.replicas if r.state != "Terminated"]))
+        changes.roll(w, svc)
         return ToolOutput(f"{service}.{key} = {new!r}; replicas are restarting to pick it up")
     return ToolOutput(f"{service}.{key} changed from {old!r} to {new!r}")
 
