@@ -132,7 +132,8 @@ class CacheAuthFailure(Declared):
 
 @register
 class CacheTtlMisconfig(TunedConfig):
-    """The default TTL cut to seconds: keys expire before they are read again."""
+    """The default TTL cut to seconds: keys written from then on expire before they are read again, and
+    the hit ratio falls as the keys stored with the old TTL run it out (srezero.sim.cache)."""
 
     meta = FaultMeta(
         name="cache_ttl_misconfig", layer="cache", category="misconfiguration", targets=("service:cache",),

@@ -309,6 +309,8 @@ class Service:
     startup_s: float = 20.0
     row: int = 0
     rollout: int = 0  # counts live rollouts (srezero.sim.changes.roll): a newer one supersedes one in flight
+    #: (tick time, cgroup CPU quota) each time the quota the tick used changed: what each past tick ran under
+    quotas: list[tuple[float, float]] = field(default_factory=list)
     # aggregate outputs of the last tick
     rps: float = 0.0
     err: float = 0.0

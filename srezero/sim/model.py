@@ -14,10 +14,10 @@ from array import array
 from typing import TYPE_CHECKING
 
 from srezero.sim import metrics as M
-from srezero.sim.cache import CACHE_WARM_S, cache_contents
+from srezero.sim.cache import cache_reads
 from srezero.sim.clock import TICK_S
 from srezero.sim.lifecycle import lifecycle
-from srezero.sim.nodes import node_limits, update_nodes
+from srezero.sim.nodes import link_loss, node_limits, update_nodes
 from srezero.sim.queue import queue_tick
 from srezero.sim.replication import replicate
 
@@ -42,6 +42,8 @@ def tick(w: World) -> None:
     webc = web.config
     lb_rep = lb.replicas[0]
     lb_up = lb_rep.state == "Running"
+    # every request the balancer proxies crosses its node's NIC twice: a lost reply is an upstream timeout
+    lb_net = link_loss(lb_rep.node) if lb_up else 0.0
     hc_ok = lbc["health_check_path"] == st.health_path
     backends = []
     weights = []
@@ -78,6 +80,8 @@ def tick(w: World) -> None:
         lb_causes["upstream_timeout"] = idle_cut
     else:
         idle_cut = 0.0
+    if lb_net:
+        lb_causes["upstream_timeout"] = 1.0 - (1.0 - idle_cut) * (1.0 - lb_net)
 
     # --- database (reads last tick's latency for client-side behaviour) --------------------------
     db = S["database"]
@@ -85,6 +89,8 @@ def tick(w: World) -> None:
     primary = w.topo.db_primary()
     db_up = primary.state == "Running" and primary.node.up
     db_lat = st.db_lat_ms
+    # queries to a primary behind a lossy NIC time out at the client, and each retry is another draw
+    db_net = link_loss(primary.node) if db_up else 0.0
     timeout_ms = float(webc["db_timeout_ms"])
     retries = int(webc["db_retries"])
     pool = int(webc["db_pool_size"])
@@ -97,23 +103,9 @@ def tick(w: World) -> None:
     cache_up = cache_rep.state == "Running" and cache_rep.node.up
     auth_ok = st.cache_password_ok and webc["cache_auth_secret"] == cc["auth_secret"]
     cache_reachable = cache_up and webc["cache_host"] == st.cache_addr and auth_ok
-    cover = min(1.0, cc["maxmemory_mb"] / st.cache_ws_mb)
-    ttl_f = 1.0 - math.exp(-cc["ttl_s"] / 90.0)
-    warm = 1.0 - math.exp(-(t - st.cache_ready_since) / CACHE_WARM_S) if cache_up else 0.0
     # a miss refills the cache only when its database read succeeds (last tick's outcome)
-    fills = max(0.0, 1.0 - st.db_err - st.db_timeout_frac) if db_up and db_hosts_ok else 0.0
-    cache_contents(st, cover, ttl_f, float(cc["ttl_s"]), cache_reachable, cache_up, fills)
-    hit = st.cache_h_max * st.cache_held ** 1.5 * st.cache_fresh * warm if cache_reachable else 0.0
-    cache_lat = 0.6 * (1.0 + 30.0 * st.cache_hot_key)
-    cache_to = 0.0
-    if st.cache_hot_key > 0 and cache_reachable:
-        # one large hot value read per request saturates the single-threaded server: the excess
-        # operations hit the client timeout and fall back to the database
-        cache_u = web.rps * (1.0 + 250.0 * st.cache_hot_key) / 20000.0
-        if cache_u > 1.0:
-            cache_to = 1.0 - 1.0 / cache_u
-            hit *= 1.0 - cache_to
-            cache_lat += 250.0 * cache_to
+    fills = max(0.0, 1.0 - st.db_err - st.db_timeout_frac - db_net) if db_up and db_hosts_ok else 0.0
+    hit, cache_lat, cache_to, cover, warm = cache_reads(st, t, cc, cache_rep, web.rps, cache_reachable, cache_up, fills)
 
     # --- web replicas -------------------------------------------------------------------------
     webs = web.replicas
@@ -123,7 +115,8 @@ def tick(w: World) -> None:
     opened_conns = 0.0
     published = 0.0
     db_err_prev = st.db_err
-    p_to = st.db_timeout_frac
+    p_slow = st.db_timeout_frac  # queries too slow for the client's timeout (last tick's latency)
+    p_to = 1.0 - (1.0 - p_slow) * (1.0 - db_net) if db_net else p_slow  # ... or lost on the primary's NIC
     read_q = st.read_queries
     if warm < 0.97 and cache_reachable and not webc.get("cache_coalescing", True):
         # no request coalescing: every request that misses a cold key while its fill is in flight queries
@@ -145,7 +138,11 @@ def tick(w: World) -> None:
     shared_defect = st.endpoint_defect_rate
     if st.flag_bug_key and webc.get(st.flag_bug_key):  # a flag that exercises a broken code path
         shared_defect += st.flag_bug_rate
-    pub_fail = 0.0 if webc["queue_host"] == st.mq_addr else st.publish_frac
+    mq_rep = S["message_queue"].replicas[0]
+    mq_wrong = webc["queue_host"] != st.mq_addr
+    # publishes to a broker behind a lossy NIC time out; to a wrong address they are refused
+    mq_net = link_loss(mq_rep.node) if not mq_wrong and mq_rep.state == "Running" else 0.0
+    pub_fail = st.publish_frac if mq_wrong else st.publish_frac * mq_net
     # loop invariants: what every web replica sees of its dependencies this tick
     eff_db = db_lat if db_lat < timeout_ms else timeout_ms
     db_part = (1.0 - hit) * read_q + st.write_frac
@@ -163,9 +160,13 @@ def tick(w: World) -> None:
                 dep_causes[k] = v * touches_db
             db_fail = db_err_prev * touches_db
         if p_to > 0.001:
-            after_retries = p_to ** (retries + 1)
-            dep_causes["db_timeout"] = after_retries * touches_db
-            db_fail += after_retries * touches_db
+            after_retries = p_to ** (retries + 1) * touches_db
+            lost = db_net / (db_net + p_slow)  # 0 unless the primary's link loses packets
+            if lost < 1.0:
+                dep_causes["db_timeout"] = after_retries * (1.0 - lost)
+            if lost > 0.0:
+                dep_causes["db_net"] = after_retries * lost
+            db_fail += after_retries
     if db_fail > 1.0:
         db_fail = 1.0
     if cache_to > 0:
@@ -173,14 +174,16 @@ def tick(w: World) -> None:
     if not cache_reachable:
         bad_client = not auth_ok or webc["cache_host"] != st.cache_addr
         dep_causes["cache_unavailable" if bad_client else "cache_down"] = 0.0
-    if pub_fail:  # requests that enqueue a job fail when the broker address is wrong
-        dep_causes["mq_unavailable"] = pub_fail
+    if pub_fail:  # requests that enqueue a job fail when the broker cannot be reached
+        dep_causes["mq_unavailable" if mq_wrong else "mq_timeout"] = pub_fail
     if idle_cut:
         dep_causes["upstream_timeout"] = idle_cut
     cpu_limit = float(webc["cpu_limit"])
+    if not web.quotas or web.quotas[-1][1] != cpu_limit:
+        web.quotas.append((t, cpu_limit))
     web_own = st.web_own_ms
     write_frac = st.write_frac
-    publish_frac = st.publish_frac if not pub_fail else 0.0
+    publish_frac = 0.0 if mq_wrong else st.publish_frac
     idle_rows = (0.0, 0.0, 0.0, 0.0, 0.0)
     for rep in webs:
         base = rep.row
@@ -246,9 +249,7 @@ def tick(w: World) -> None:
             fds = float(fd_limit)
         net = 0.0
         if node.nic_loss > 0 or node.nic_flapping:
-            net = node.nic_loss * 3.0 + (0.15 if node.nic_flapping else 0.0)
-            net = net if net < 1.0 else 1.0
-            causes["net_loss"] = net
+            net = causes["net_loss"] = link_loss(node)
         skew = 0.0
         if node.clock_skew_s > 30.0 or node.clock_skew_s < -30.0:
             skew = 0.6
@@ -315,7 +316,8 @@ def tick(w: World) -> None:
 
     # --- workers and queue (srezero.sim.queue) ---------------------------------------------------
     (mq, mq_rep, mq_up, wk, workers_ready, incoming, depth, age, consumed, redeliver, copies, proc_s,
-     worker_db_writes, wk_err) = queue_tick(w, published, db_lat, db_err_prev, db_up, db_hosts_ok)
+     worker_db_writes, wk_err) = queue_tick(w, published, db_lat, 1.0 - (1.0 - db_err_prev) * (1.0 - db_net) if db_net else db_err_prev, db_up,
+                db_hosts_ok)
 
     # --- database -----------------------------------------------------------------------------
     dbd = primary.node.data_disk
@@ -387,6 +389,8 @@ def tick(w: World) -> None:
         db_causes = {"db_unavailable": 1.0}
     st.db_err = db_err
     st.db_err_causes = {k: v for k, v in db_causes.items() if k != "too_many_conns" and k != "slow_query"}
+    if db_net and db_up:  # the server sees its clients' connections break (logged, not an error it returns)
+        db_causes["client_net"] = db_net
     if refused:
         st.db_err_causes["db_too_many_conns"] = refused
     # client timeouts for the next tick: smooth in the ratio of latency to the client timeout
@@ -442,7 +446,8 @@ def tick(w: World) -> None:
         w.restart_replica(cache_rep, reason="OOMKilled", by_agent=False)
     M.record_replica(vals, cache_rep, ops, 1.0 if not auth_ok and cache_up else 0.0, cache_lat, 0.3,
             ops * 0.3 if cache_up else 0.0)
-    lb_err = 1.0 - (1.0 - tls_fail) * (1.0 - conn_reject) * (1.0 - no_backend) * (1.0 - web_err if web_rps_total > 0 else 0.0 if accepted > 0 else 1.0)
+    lb_err = 1.0 - (1.0 - tls_fail) * (1.0 - conn_reject) * (1.0 - no_backend) * (1.0 - lb_net) \
+        * (1.0 - web_err if web_rps_total > 0 else 0.0 if accepted > 0 else 1.0)
     if rps_in <= 0:
         lb_err = 0.0
     lb_lat = (web_lat + 1.5) if web_rps_total > 0 else 1.5
@@ -462,6 +467,10 @@ def tick(w: World) -> None:
 
     # --- service aggregates -----------------------------------------------------------------------
     M.record_service(vals, lb, rps_in, lb_err, lb_lat, 1 if lb_up else 0, 0.3)
+    if lb_net > 0.01:  # a lost reply waits out the proxy's timeout: the edge's tail shows it
+        util = min(0.98, active / lbc["max_connections"])
+        vals[lb_rep.row + M.R_P50 : lb_rep.row + M.R_P99 + 1] = array("d", M.pcts(lb_lat, util, idle_to, lb_net))
+        vals[lb.row + M.S_P50 : lb.row + M.S_P99 + 1] = array("d", M.pcts(lb_lat, 0.3, idle_to, lb_net))
     vals[lb.row + M.S_READY + 1] = active
     vals[lb.row + M.S_READY + 2] = len(backends)
     M.record_service(vals, web, web_rps_total, web_err, web_lat, ready_webs, min(1.0, web_rps_total / max(1.0, ready_webs * 200.0)))

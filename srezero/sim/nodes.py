@@ -90,6 +90,14 @@ def update_nodes(w: World, vals) -> None:
             (1.0 - node.thermal_factor) * 100.0))
 
 
+def link_loss(node: Node) -> float:
+    """Share of the requests crossing ``node``'s NIC that fail as i/o timeouts: a request crosses the link
+    several times (connect, request, response), and a flapping link is down part of every minute. Every
+    replica on the node pays it, whatever it serves."""
+    loss = node.nic_loss * 3.0 + (0.15 if node.nic_flapping else 0.0)
+    return loss if loss < 1.0 else 1.0
+
+
 def node_limits(node: Node, causes: dict[str, float]) -> float:
     """Share of a web replica's requests failed by its node's kernel limits (ENFILE, no free
     ephemeral port, a full root filesystem); adds each cause for the logs."""

@@ -77,6 +77,8 @@ class ModelState:
     cache_ready_since: float = -1e9
     cache_held: float = -1.0  # share of the working set the cache holds (srezero.sim.cache.cache_contents); -1: unset
     cache_fresh: float = 1.0  # how much of what it holds its TTL keeps fresh
+    cache_key_ttl_s: float = 0.0  # the TTL the stored keys were written with (set on the first tick)
+    cache_stale_until: float = 0.0  # after a lowered TTL, when the last key written with the old one expires
     mq_depth: float = 0.0
     mq_dlq: float = 0.0
     mq_consumed: float = 0.0

@@ -105,7 +105,9 @@ TUNING: dict[str, dict[str, Any]] = {
     # 8 -> 4 with HighLatencyP99; the hit ratio falls below half within 60 s at every level: 1 -> 0.
     "cache_hot_key": {"params": {"share": 0.95}, "alert": "CacheHitRatioLow"},
     # a 13 s TTL pages HighErrorRate only with noise on some seeds; the hit ratio always pages in 60 s: 1 -> 0.
-    "cache_ttl_misconfig": {"alert": "CacheHitRatioLow"},
+    # Since keys stored with the old TTL (300-1800 s) keep it, the ratio falls over one old TTL: the page
+    # waits up to half of it, so the onset budget is 2400 s.
+    "cache_ttl_misconfig": {"alert": "CacheHitRatioLow", "max_onset_s": 2400.0},
     # 4 -> 1; the upper level's 1.7x load overloads the web tier once a transient restart takes a replica
     # out during verification, whatever the stickiness: only the skew moves: 1 -> 0.
     "sticky_session_hotspot": {"params": {"client_load": 1.5}, "fixed": ("client_load",)},
@@ -184,6 +186,12 @@ class Variant:
         """The size's topology, with the primitive's TUNING ``topology`` laid over it."""
         return {**SIZES[self.size], **TUNING.get(self.primitive, {}).get("topology", {})}
 
+    def max_onset_s(self) -> float:
+        """The longest wait for the page: 900 s unless the primitive's TUNING (or a TTL row) sets it."""
+        if self.primitive == "bad_config":
+            return 2400.0 if BAD_CONFIGS[self.case][1] == "ttl_s" else 900.0  # as cache_ttl_misconfig
+        return TUNING.get(self.primitive, {}).get("max_onset_s", 900.0)
+
     def traffic(self) -> float:
         """The traffic scale: 1 unless the primitive's TUNING sets ``traffic``."""
         return TUNING.get(self.primitive, {}).get("traffic", 1.0)
@@ -227,6 +235,8 @@ class Variant:
         }
         if self.traffic() != 1.0:
             data["traffic"] = {"scale": self.traffic()}
+        if self.max_onset_s() != 900.0:
+            data["budget"] = {"max_onset_s": self.max_onset_s()}
         return TaskSpec.model_validate(data)
 
 

@@ -50,6 +50,8 @@ WEB_CAUSES: dict[str, tuple[str, str]] = {
     "gc_pressure": ("warn", "GC overhead limit: {gcpct}% of CPU time in garbage collection (heap {heap}MB of {memlimit}MB)"),
     "cache_timeout": ("warn", "cache: timeout reading from {chost} after 250ms; falling back to database rid={rid}"),
     "mq_unavailable": ("error", "queue: publish to {qhost} failed: dial tcp {qhost}: connect: connection refused rid={rid}"),
+    "mq_timeout": ("error", "queue: publish to {qhost} failed: write tcp: i/o timeout after retransmissions rid={rid}"),
+    "db_net": ("error", "db: read tcp {host}: i/o timeout (attempt {attempt}/{attempts}) rid={rid}"),
     "crash": ("error", "{reason}"),
 }
 DB_CAUSES: dict[str, tuple[str, str]] = {
@@ -61,6 +63,7 @@ DB_CAUSES: dict[str, tuple[str, str]] = {
                   "DETAIL:  Process holding the lock: {lockpid}. Wait queue: {pid}."),
     "db_unavailable": ("error", "FATAL:  the database system is starting up"),
     "slow_query": ("warn", "LOG:  duration: {slowms}.{pct} ms  statement: {stmt}"),
+    "client_net": ("warn", "LOG:  could not receive data from client: Connection timed out"),
 }
 CACHE_CAUSES: dict[str, tuple[str, str]] = {
     "evicting": ("warn", "maxmemory reached ({maxmem}mb); evicting keys with policy {policy}"),

@@ -10,10 +10,12 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from srezero.sim.clock import TICK_S
 from srezero.sim.lifecycle import LISTEN_PORT
+from srezero.sim.metrics import R_CPU
 
 if TYPE_CHECKING:
-    from srezero.sim.components import Node
+    from srezero.sim.components import Node, Replica
     from srezero.sim.world import World
 
 MOUNTS = {"nvme0n1": "/", "nvme1n1": "/var/lib/data"}
@@ -92,6 +94,26 @@ def _clock(node: Node) -> str:
             f"System clock synchronized: {sync}; NTP service: {ntp}")
 
 
+#: The window of the cgroup CPU throttling ``limits`` shows (the pod's cgroup outlives container restarts).
+THROTTLE_WINDOW_S = 120
+
+
+def _throttled(w: World, rep: Replica, first: int) -> float:
+    """Share of CPU periods the replica's cgroup was throttled in from tick ``first`` to now: a rate over a
+    short window, as a dashboard shows cpu.stat's nr_throttled / nr_periods, each tick against the quota
+    it ran under."""
+    quotas = rep.service.quotas
+    if not quotas:
+        return 0.0
+    used = w.buf[rep.row + R_CPU, first : w.col + 1].tolist()
+    total = 0.0
+    for col, cpu in enumerate(used, first):
+        t = col * TICK_S
+        quota = next((q for at, q in reversed(quotas) if at <= t), quotas[0][1])
+        total += min(1.0, max(0.0, cpu / quota - 0.85) * 4)
+    return total / len(used)
+
+
 def limits(w: World, node: Node) -> str:
     if not node.up:
         return unreachable(node)
@@ -119,7 +141,8 @@ def limits(w: World, node: Node) -> str:
     holders = sorted(((d.fds, d.name) for d in node.daemons if d.fds >= 1000), reverse=True)
     if holders:
         out.append("open files by process: " + ", ".join(f"{name} {fds}" for fds, name in holders))
-    out.append("cgroups:")
+    out.append(f"cgroups (throttled: share of CPU periods throttled over the last {THROTTLE_WINDOW_S // 60} min):")
+    first = max(0, w.col + 1 - THROTTLE_WINDOW_S // int(TICK_S))
     for rep in node.replicas:
         if rep.state == "Terminated":
             continue
@@ -127,7 +150,7 @@ def limits(w: World, node: Node) -> str:
         quota = cfg.get("cpu_limit")
         throttled = 0.0
         if quota:
-            throttled = min(1.0, max(0.0, rep.cpu / float(quota) - 0.85) * 4)
+            throttled = _throttled(w, rep, first)
         mem_limit = cfg.get("memory_limit_mb")
         nofile = cfg.get("max_open_files", 65536)
         out.append(f"  {rep.name:18} cpu.max={quota or 'max'} throttled={throttled:.0%}  memory.max="

@@ -19,12 +19,13 @@ _SHORT_ERR = {
     "net_loss": "i/o timeout", "clock_skew": "token rejected", "conntrack": "connect timeout",
     "upstream_timeout": "upstream idle timeout", "enfile": "too many open files in system",
     "port_exhaustion": "cannot assign requested address", "root_full": "no space left on device",
-    "mq_unavailable": "publish failed: connection refused",
+    "mq_unavailable": "publish failed: connection refused", "mq_timeout": "publish failed: i/o timeout",
+    "db_net": "db: i/o timeout",
 }
 #: web causes that are logged but do not fail the request (the client falls back to the database)
 _NOT_ERRORS = ("cache_down", "cache_unavailable", "cache_timeout", "gc_pressure")
 _DB_SIDE = {"db_pool_timeout", "db_too_many_conns", "db_timeout", "io_error", "statement_timeout", "disk_full",
-            "lock_wait", "db_unavailable"}
+            "lock_wait", "db_unavailable", "db_net"}
 
 
 def sample(w: World, service: str | None, errors_only: bool, limit: int) -> list[dict[str, Any]]:
@@ -54,7 +55,7 @@ def sample(w: World, service: str | None, errors_only: bool, limit: int) -> list
         hit = r.u() < cache_hit
         spans = []
         db_ms = st.db_lat_ms * (1.0 + r.u())
-        if err_cause in ("db_pool_timeout", "db_timeout"):
+        if err_cause in ("db_pool_timeout", "db_timeout", "db_net"):
             db_ms = float(w.services["web_server"].config["db_timeout_ms"])
         cache_ms = 0.4 + r.u() * 0.6
         spans.append({"service": "cache", "name": "GET session:*", "ms": round(cache_ms, 1),

@@ -52,10 +52,19 @@ def read(w: World, tool: str, **args: Any) -> str:
     return spec.fn(ToolContext(w), **spec.validate(args)).text
 
 
-def quiet_web(w: World) -> tuple[Replica, Replica]:
-    """A web replica whose node runs no load balancer, cache or database, and a peer on another node."""
+def quiet_web(w: World, link: bool = False) -> tuple[Replica, Replica]:
+    """A web replica whose node runs no load balancer, cache or database, and a peer on another node.
+    With ``link``, for a cause every replica on the node pays (a lossy NIC): a node whose replicas no
+    request crosses, so no load balancer, cache, broker or database primary (a standby may be there)."""
     webs = w.services["web_server"].replicas
-    rep = next(r for r in webs if not any(o.kind in SHARED for o in r.node.replicas))
+    primary = w.topo.db_primary()
+    if link:
+        def shared(o: Replica) -> bool:
+            return o.kind in ("load_balancer", "cache", "message_queue") or o is primary
+    else:
+        def shared(o: Replica) -> bool:
+            return o.kind in SHARED
+    rep = next(r for r in webs if not any(shared(o) for o in r.node.replicas))
     peer = next(r for r in webs if r.node is not rep.node)
     return rep, peer
 
