@@ -97,6 +97,8 @@ class StaleCredential(Declared):
             if name == self.service:
                 continue
             w.services[name].config["env.CREDENTIALS_VERSION"] = self.new
+            for rep in w.services[name].replicas:  # the synced secret is reloaded by the running pods
+                rep.cred = self.new
             changes.record(w, rotated + 40.0 + 20.0 * i, name, "config",
                            f"env.CREDENTIALS_VERSION: {self.old} -> {self.new} (secret sync)", "deploy-bot")
 

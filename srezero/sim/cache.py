@@ -10,12 +10,14 @@ from __future__ import annotations
 import math
 from typing import TYPE_CHECKING, Any
 
+from srezero.sim import metrics as M
 from srezero.sim.clock import TICK_S
 from srezero.sim.nodes import link_loss
 
 if TYPE_CHECKING:
     from srezero.sim.components import Replica
     from srezero.sim.state import ModelState
+    from srezero.sim.world import World
 
 #: Time constant (s) of a cache filling up: a restarted one warming, and one refilling after evictions.
 CACHE_WARM_S = 150.0
@@ -40,6 +42,7 @@ def cache_contents(st: ModelState, t: float, cover: float, ttl_s: float, reachab
     if held < 0.0:  # the first tick, or a restart: a settled cache whose keys all carry today's TTL
         held, fresh = cover, ttl_f
         st.cache_key_ttl_s = ttl_s
+        st.cache_stale_until = 0.0
     if ttl_s < st.cache_key_ttl_s:  # lowered: the newest key written with the old TTL expires one old TTL from now
         st.cache_stale_until = max(st.cache_stale_until, t + st.cache_key_ttl_s)
     st.cache_key_ttl_s = ttl_s
@@ -56,10 +59,12 @@ def cache_contents(st: ModelState, t: float, cover: float, ttl_s: float, reachab
 
 
 def cache_reads(st: ModelState, t: float, cc: dict[str, Any], cache_rep: Replica, web_rps: float, reachable: bool,
-                up: bool, fills: float) -> tuple[float, float, float, float, float]:
-    """What the web tier gets from the cache this tick: ``(hit, latency_ms, timeout_share, cover, warm)``,
-    after updating its contents (:func:`cache_contents`). Reads that time out (a saturated hot key, or
-    packets lost on the cache node's NIC) fall back to the database."""
+                up: bool, fills: float) -> tuple[float, float, float, float, float, float, float]:
+    """What the web tier gets from the cache this tick, after updating its contents
+    (:func:`cache_contents`): ``(hit, latency_ms, timeout_share, served_hit, served_latency_ms, cover,
+    warm)``. Reads that time out (a saturated hot key, or packets lost on the cache node's NIC) fall back
+    to the database. ``served_*`` is what the server itself measures: a read lost on the network never
+    reaches its keyspace statistics, a hot key's backlog does."""
     cover = min(1.0, cc["maxmemory_mb"] / st.cache_ws_mb)
     warm = 1.0 - math.exp(-(t - st.cache_ready_since) / CACHE_WARM_S) if up else 0.0
     cache_contents(st, t, cover, float(cc["ttl_s"]), reachable, up, fills)
@@ -72,10 +77,40 @@ def cache_reads(st: ModelState, t: float, cc: dict[str, Any], cache_rep: Replica
         util = web_rps * (1.0 + 250.0 * st.cache_hot_key) / 20000.0
         if util > 1.0:
             timeouts = 1.0 - 1.0 / util
-    lost = link_loss(cache_rep.node) if reachable else 0.0
-    if lost:
-        timeouts = 1.0 - (1.0 - timeouts) * (1.0 - lost)
     if timeouts:
         hit *= 1.0 - timeouts
         lat += CACHE_CLIENT_TIMEOUT_MS * timeouts
-    return hit, lat, timeouts, cover, warm
+    served_hit, served_lat = hit, lat
+    lost = link_loss(cache_rep.node) if reachable else 0.0
+    if lost:
+        timeouts = 1.0 - (1.0 - timeouts) * (1.0 - lost)
+        hit *= 1.0 - lost
+        lat += CACHE_CLIENT_TIMEOUT_MS * lost
+    return hit, lat, timeouts, served_hit, served_lat, cover, warm
+
+
+def cache_server(w: World, rep: Replica, cc: dict[str, Any], ops: float, cover: float, warm: float,
+                 served_lat: float, reachable: bool, up: bool, auth_ok: bool) -> tuple[float, float]:
+    """The cache server's own side of the tick: its CPU, memory (and the OOM kill when the dataset outgrows
+    the pod's limit), log causes and replica metrics. Returns ``(evictions_per_s, used_mb)``."""
+    st = w.state
+    ev = ops * (1.0 - cover) * 0.8 + ops * 0.002
+    rep.rps = ops
+    rep.lat_ms = served_lat
+    rep.cpu = ops * 0.00025 * (1.0 + 4 * st.cache_hot_key) + 0.05 if up else 0.0
+    rep.err_causes = {}
+    if cover < 0.8 and reachable:
+        rep.err_causes["evicting"] = 1.0 - cover
+    if not auth_ok and up:
+        rep.err_causes["auth_fail"] = 1.0
+    refilled = st.cache_held / cover if cover > 0.0 else 0.0  # of what maxmemory lets it hold
+    used_mb = min(cc["maxmemory_mb"], st.cache_ws_mb * warm) * refilled if up else 0.0
+    rep.mem_mb = rep.base_mem_mb * 0.2 + used_mb if up else rep.mem_mb
+    if up and rep.mem_mb > cc["memory_limit_mb"]:  # the dataset outgrew the pod's memory limit
+        w.emit("Warning", "OOMKilled", rep.name,
+               f"Container exceeded memory limit ({cc['memory_limit_mb']}Mi) and was OOMKilled")
+        w.dmesg(rep.node, f"Memory cgroup out of memory: Killed process {1000 + rep.index * 37} "
+                f"(redis-server) total-vm:{int(rep.mem_mb * 1100)}kB, anon-rss:{int(rep.mem_mb * 1000)}kB")
+        w.restart_replica(rep, reason="OOMKilled", by_agent=False)
+    M.record_replica(w.vals, rep, ops, 1.0 if not auth_ok and up else 0.0, served_lat, 0.3, ops * 0.3 if up else 0.0)
+    return ev, used_mb

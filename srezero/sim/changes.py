@@ -173,6 +173,8 @@ def roll(w: World, svc: Service, version: str | None = None) -> None:
         for rep in pods:
             if rep.state == "Terminated":  # scaled away: nothing to roll
                 continue
+            if version is not None and rep.version == target and rep.state == "Running":
+                continue  # it runs that release already (a rollback's untouched pods): left alone
             if prev is not None:
                 yield w.env.timeout(svc.startup_s + ROLLOUT_GAP_S)  # a healthy pod is up by then
                 deadline = since + PROGRESS_DEADLINE_S

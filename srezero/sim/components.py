@@ -200,6 +200,7 @@ class Replica:
         "conns",
         "cpu",
         "crash_reason",
+        "cred",
         "err",
         "err_causes",
         "fds",
@@ -234,6 +235,7 @@ class Replica:
         self.restarts = 0
         self.last_restart_t = -1e9
         self.crash_reason = ""
+        self.cred = ""  # the database credential version the process started with (env.CREDENTIALS_VERSION)
         self.base_mem_mb = 0.0
         self.mem_mb = 0.0
         self.leak_mb_per_h = 0.0

@@ -109,6 +109,7 @@ def lifecycle(w: World, t: float) -> None:
                 else:
                     rep.state = "Running"
                     rep.crash_reason = ""
+                    rep.cred = rep.service.config.get("env.CREDENTIALS_VERSION", "")
                     rep.mem_mb = rep.base_mem_mb
                     if rep.kind == "cache":
                         w.state.cache_ready_since = t
@@ -131,11 +132,12 @@ def lifecycle(w: World, t: float) -> None:
 
 
 def _rejected(rep: Replica, creds: str) -> bool:
-    """Whether the database now refuses a running client's credential. Rotated credentials bite on the
-    next reconnect (modelled as the next tick); every other start-up check (the DATABASE_URL, a memory
-    limit, the release) was passed when the process started and only bites when it restarts, so a wrong
-    value pushed with a rollout breaks the pods the rollout reaches, not the ones still running."""
-    return rep.kind in ("web_server", "worker") and rep.service.config.get("env.CREDENTIALS_VERSION") != creds
+    """Whether the database now refuses the credential a running client started with. A rotation bites on
+    the next reconnect (modelled as the next tick); every start-up check (the DATABASE_URL, the credential
+    in the config, a memory limit, the release) was passed when the process started and only bites when
+    it restarts, so a wrong value pushed with a rollout breaks the pods the rollout reaches, not the ones
+    still running."""
+    return rep.kind in ("web_server", "worker") and rep.cred != creds
 
 
 def _pending(w: World, rep: Replica, t: float) -> None:

@@ -14,10 +14,10 @@ from array import array
 from typing import TYPE_CHECKING
 
 from srezero.sim import metrics as M
-from srezero.sim.cache import cache_reads
+from srezero.sim.cache import cache_reads, cache_server
 from srezero.sim.clock import TICK_S
 from srezero.sim.lifecycle import lifecycle
-from srezero.sim.nodes import link_loss, node_limits, update_nodes
+from srezero.sim.nodes import link_loss, node_limits, proxy_failures, update_nodes
 from srezero.sim.queue import queue_tick
 from srezero.sim.replication import replicate
 
@@ -42,8 +42,6 @@ def tick(w: World) -> None:
     webc = web.config
     lb_rep = lb.replicas[0]
     lb_up = lb_rep.state == "Running"
-    # every request the balancer proxies crosses its node's NIC twice: a lost reply is an upstream timeout
-    lb_net = link_loss(lb_rep.node) if lb_up else 0.0
     hc_ok = lbc["health_check_path"] == st.health_path
     backends = []
     weights = []
@@ -80,8 +78,8 @@ def tick(w: World) -> None:
         lb_causes["upstream_timeout"] = idle_cut
     else:
         idle_cut = 0.0
-    if lb_net:
-        lb_causes["upstream_timeout"] = 1.0 - (1.0 - idle_cut) * (1.0 - lb_net)
+    # what the balancer's node does to the requests it proxies (its NIC and kernel tables)
+    lb_fail, lb_wait = proxy_failures(lb_rep.node, lb_causes) if lb_up else (0.0, 0.0)
 
     # --- database (reads last tick's latency for client-side behaviour) --------------------------
     db = S["database"]
@@ -104,8 +102,9 @@ def tick(w: World) -> None:
     auth_ok = st.cache_password_ok and webc["cache_auth_secret"] == cc["auth_secret"]
     cache_reachable = cache_up and webc["cache_host"] == st.cache_addr and auth_ok
     # a miss refills the cache only when its database read succeeds (last tick's outcome)
-    fills = max(0.0, 1.0 - st.db_err - st.db_timeout_frac - db_net) if db_up and db_hosts_ok else 0.0
-    hit, cache_lat, cache_to, cover, warm = cache_reads(st, t, cc, cache_rep, web.rps, cache_reachable, cache_up, fills)
+    fills = max(0.0, 1.0 - st.db_err - st.db_timeout_frac - db_net ** (retries + 1)) if db_up and db_hosts_ok else 0.0
+    hit, cache_lat, cache_to, served_hit, served_lat, cover, warm = cache_reads(
+        st, t, cc, cache_rep, web.rps, cache_reachable, cache_up, fills)
 
     # --- web replicas -------------------------------------------------------------------------
     webs = web.replicas
@@ -149,6 +148,11 @@ def tick(w: World) -> None:
     touches_db = db_part if db_part < 1.0 else 1.0
     amp = 1.0 + retries * p_to  # retried queries hit the database again: the retry-storm amplifier
     base_down = cache_lat + db_part * eff_db * amp + (1.0 if not cache_up else 0.0)
+    hold_db = eff_db  # how long a query holds its pool connection
+    if db_net:  # each attempt lost on the primary's NIC waits out the client timeout first
+        lost_ms = timeout_ms * sum(db_net ** k for k in range(1, retries + 2))
+        base_down += db_part * lost_ms
+        hold_db += lost_ms
     dep_causes: dict[str, float] = {}
     db_fail = 0.0
     if not db_hosts_ok or not db_up:
@@ -184,6 +188,7 @@ def tick(w: World) -> None:
     web_own = st.web_own_ms
     write_frac = st.write_frac
     publish_frac = 0.0 if mq_wrong else st.publish_frac
+    pub_wait = 0.0 if mq_wrong else pub_fail  # a refused publish fails at once, a lost one times out
     idle_rows = (0.0, 0.0, 0.0, 0.0, 0.0)
     for rep in webs:
         base = rep.row
@@ -232,7 +237,7 @@ def tick(w: World) -> None:
         qf = 1.0 / (1.0 - (u if u < 0.95 else 0.95))
         work = served * (1.0 - shed)
         # a connection is held until the query returns or the client gives up
-        need = work * q_per_req * (eff_db / 1000.0)
+        need = work * q_per_req * (hold_db / 1000.0)
         free = pool - rep.leaked_conns  # leaked connections are checked out and never come back
         pool_wait = (1.0 - free / need if free > 0 else 1.0) if need > free else 0.0
         need += rep.leaked_conns
@@ -279,6 +284,8 @@ def tick(w: World) -> None:
             to_frac = net
         if conntrack_drop > to_frac:
             to_frac = conntrack_drop
+        if pub_wait > to_frac:
+            to_frac = pub_wait
         # M.pcts, inlined: this loop is the hottest code in the simulator
         uc = 0.98 if u > 0.98 else u
         p50 = mean_ms * 0.8
@@ -426,27 +433,8 @@ def tick(w: World) -> None:
 
     # --- cache replica and the single-replica services ----------------------------------------
     ops = web_rps_total if cache_reachable else 0.0
-    ev = ops * (1.0 - cover) * 0.8 + ops * 0.002
-    cache_rep.rps = ops
-    cache_rep.lat_ms = cache_lat
-    cache_rep.cpu = ops * 0.00025 * (1.0 + 4 * st.cache_hot_key) + 0.05 if cache_up else 0.0
-    cache_rep.err_causes = {}
-    if cover < 0.8 and cache_reachable:
-        cache_rep.err_causes["evicting"] = 1.0 - cover
-    if not auth_ok and cache_up:
-        cache_rep.err_causes["auth_fail"] = 1.0
-    refilled = st.cache_held / cover if cover > 0.0 else 0.0  # of what maxmemory lets it hold
-    used_mb = min(cc["maxmemory_mb"], st.cache_ws_mb * warm) * refilled if cache_up else 0.0
-    cache_rep.mem_mb = cache_rep.base_mem_mb * 0.2 + used_mb if cache_up else cache_rep.mem_mb
-    if cache_up and cache_rep.mem_mb > cc["memory_limit_mb"]:  # the dataset outgrew the pod's memory limit
-        w.emit("Warning", "OOMKilled", cache_rep.name,
-               f"Container exceeded memory limit ({cc['memory_limit_mb']}Mi) and was OOMKilled")
-        w.dmesg(cache_rep.node, f"Memory cgroup out of memory: Killed process {1000 + cache_rep.index * 37} "
-                f"(redis-server) total-vm:{int(cache_rep.mem_mb * 1100)}kB, anon-rss:{int(cache_rep.mem_mb * 1000)}kB")
-        w.restart_replica(cache_rep, reason="OOMKilled", by_agent=False)
-    M.record_replica(vals, cache_rep, ops, 1.0 if not auth_ok and cache_up else 0.0, cache_lat, 0.3,
-            ops * 0.3 if cache_up else 0.0)
-    lb_err = 1.0 - (1.0 - tls_fail) * (1.0 - conn_reject) * (1.0 - no_backend) * (1.0 - lb_net) \
+    ev, used_mb = cache_server(w, cache_rep, cc, ops, cover, warm, served_lat, cache_reachable, cache_up, auth_ok)
+    lb_err = 1.0 - (1.0 - tls_fail) * (1.0 - conn_reject) * (1.0 - no_backend) * (1.0 - lb_fail) \
         * (1.0 - web_err if web_rps_total > 0 else 0.0 if accepted > 0 else 1.0)
     if rps_in <= 0:
         lb_err = 0.0
@@ -467,16 +455,16 @@ def tick(w: World) -> None:
 
     # --- service aggregates -----------------------------------------------------------------------
     M.record_service(vals, lb, rps_in, lb_err, lb_lat, 1 if lb_up else 0, 0.3)
-    if lb_net > 0.01:  # a lost reply waits out the proxy's timeout: the edge's tail shows it
+    if lb_wait > 0.01:  # a lost reply or a dropped SYN waits out the proxy's timeout: the edge's tail shows it
         util = min(0.98, active / lbc["max_connections"])
-        vals[lb_rep.row + M.R_P50 : lb_rep.row + M.R_P99 + 1] = array("d", M.pcts(lb_lat, util, idle_to, lb_net))
-        vals[lb.row + M.S_P50 : lb.row + M.S_P99 + 1] = array("d", M.pcts(lb_lat, 0.3, idle_to, lb_net))
+        vals[lb_rep.row + M.R_P50 : lb_rep.row + M.R_P99 + 1] = array("d", M.pcts(lb_lat, util, idle_to, lb_wait))
+        vals[lb.row + M.S_P50 : lb.row + M.S_P99 + 1] = array("d", M.pcts(lb_lat, 0.3, idle_to, lb_wait))
     vals[lb.row + M.S_READY + 1] = active
     vals[lb.row + M.S_READY + 2] = len(backends)
     M.record_service(vals, web, web_rps_total, web_err, web_lat, ready_webs, min(1.0, web_rps_total / max(1.0, ready_webs * 200.0)))
     vals[web.row + M.S_READY + 1] = pool_used_total
-    M.record_service(vals, cache, ops, 1.0 if not auth_ok and cache_up else 0.0, cache_lat, 1 if cache_up else 0, 0.2)
-    vals[cache.row + M.S_READY + 1] = hit
+    M.record_service(vals, cache, ops, 1.0 if not auth_ok and cache_up else 0.0, served_lat, 1 if cache_up else 0, 0.2)
+    vals[cache.row + M.S_READY + 1] = served_hit
     vals[cache.row + M.S_READY + 2] = ev
     vals[cache.row + M.S_READY + 3] = used_mb
     M.record_service(vals, db, total_q, db_err, new_lat, sum(1 for r in db.replicas if r.state == "Running"), db_u)

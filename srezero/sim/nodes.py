@@ -98,6 +98,24 @@ def link_loss(node: Node) -> float:
     return loss if loss < 1.0 else 1.0
 
 
+def proxy_failures(node: Node, causes: dict[str, float]) -> tuple[float, float]:
+    """What a proxy's node does to the requests it forwards: ``(failed, timed_out)`` shares, ``timed_out``
+    being the part that waits out a timeout. A proxy opens a connection to an upstream for each request,
+    so it needs a conntrack entry, an ephemeral port and a descriptor for it, and its replies cross the
+    NIC: a lost reply or a dropped SYN times out, a missing port or descriptor fails at once. Adds each
+    cause for the logs."""
+    net = link_loss(node) if node.nic_loss > 0 or node.nic_flapping else 0.0
+    if net:
+        causes["upstream_timeout"] = 1.0 - (1.0 - causes.get("upstream_timeout", 0.0)) * (1.0 - net)
+    drop = 0.0
+    if node.conntrack_used > node.conntrack_max:
+        drop = causes["upstream_connect_timeout"] = 1.0 - node.conntrack_max / node.conntrack_used
+    timed_out = 1.0 - (1.0 - net) * (1.0 - drop)
+    if node.fds_used > node.fd_max or node.ports_used > node.ephemeral_ports or node.root_full:
+        return 1.0 - (1.0 - timed_out) * (1.0 - node_limits(node, causes)), timed_out
+    return timed_out, timed_out
+
+
 def node_limits(node: Node, causes: dict[str, float]) -> float:
     """Share of a web replica's requests failed by its node's kernel limits (ENFILE, no free
     ephemeral port, a full root filesystem); adds each cause for the logs."""

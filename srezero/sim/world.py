@@ -221,6 +221,8 @@ class World:
         w.faults = [instantiate(f, w, i) for i, f in enumerate(spec.faults)]
         for write in w.after_faults:
             write()
+        for rep in w.replica_list:  # the pods run what the history left them (a past rotation included)
+            rep.cred = rep.service.config.get("env.CREDENTIALS_VERSION", "")
         for fault in w.faults:
             w.env.process(fault.process(w))
         w.env.process(w._ticker())

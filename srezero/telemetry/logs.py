@@ -87,6 +87,10 @@ LB_CAUSES: dict[str, tuple[str, str]] = {
     "no_upstream": ("error", "no live upstreams while connecting to upstream \"web_server\""),
     "hc_fail": ("warn", "health check GET {hcpath} on upstream {up} failed: HTTP 404; marking server down"),
     "upstream_timeout": ("error", "upstream timed out (110: Connection timed out) while reading response header from upstream"),
+    "upstream_connect_timeout": ("error", "upstream timed out (110: Connection timed out) while connecting to upstream"),
+    "port_exhaustion": ("error", "connect() to {up} failed (99: Cannot assign requested address) while connecting to upstream"),
+    "enfile": ("error", "accept4() failed (23: Too many open files in system)"),
+    "root_full": ("error", "open() \"/var/cache/nginx/proxy_temp/{pct}/0000{n2}\" failed (28: No space left on device) while reading upstream"),
 }
 CAUSE_TABLES = {"web_server": WEB_CAUSES, "database": DB_CAUSES, "cache": CACHE_CAUSES, "worker": WORKER_CAUSES,
                 "message_queue": MQ_CAUSES, "load_balancer": LB_CAUSES}

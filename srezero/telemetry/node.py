@@ -105,13 +105,17 @@ def _throttled(w: World, rep: Replica, first: int) -> float:
     quotas = rep.service.quotas
     if not quotas:
         return 0.0
-    used = w.buf[rep.row + R_CPU, first : w.col + 1].tolist()
     total = 0.0
-    for col, cpu in enumerate(used, first):
+    periods = 0
+    for col, cpu in enumerate(w.buf[rep.row + R_CPU, first : w.col + 1].tolist(), first):
+        if cpu <= 0.0:  # no process (the pod did not exist yet, or was gone): no periods
+            continue
+        periods += 1
         t = col * TICK_S
         quota = next((q for at, q in reversed(quotas) if at <= t), quotas[0][1])
-        total += min(1.0, max(0.0, cpu / quota - 0.85) * 4)
-    return total / len(used)
+        if quota > 0.0:  # a quota of 0 means none: nothing to throttle against
+            total += min(1.0, max(0.0, cpu / quota - 0.85) * 4)
+    return total / periods if periods else 0.0
 
 
 def limits(w: World, node: Node) -> str:

@@ -151,3 +151,33 @@ def test_a_stalled_rollout_goes_on_once_its_pod_comes_up(seed: int) -> None:
     assert resumed > t0 + changes.PROGRESS_DEADLINE_S  # nothing else was touched while the first pod was down
     assert sorted(killed_since(touched, t0)) == sorted(r.name for r in web.replicas)  # then it went on
     assert all(r.state == "Running" for r in rest)
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+def test_where_the_database_checks_credentials_a_wrong_credential_breaks_only_the_pod_it_restarts(seed: int) -> None:
+    plain, touched = twins(seed)
+    for w in (plain, touched):  # the database checks the version every client started with
+        w.state.db_credential = str(w.services[WEB].config["env.CREDENTIALS_VERSION"])
+        for name in (WEB, "worker"):
+            w.services[name].config["env.CREDENTIALS_VERSION"] = w.state.db_credential
+            for rep in w.services[name].replicas:
+                rep.cred = w.state.db_credential
+    n = len(touched.services[WEB].replicas)
+    act(plain, touched, "set_config", service=WEB, key="env.CREDENTIALS_VERSION", value="v999")
+    ready, _, excess = watch(plain, touched, 300.0)
+    assert min(ready) == ready[-1] == n - 1  # running pods keep the credential they started with
+    assert touched.services[WEB].replicas[0].state == "CrashLoopBackOff"
+    assert excess < 0.1 / n
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+def test_rolling_back_a_release_stalled_at_its_first_pod_restarts_only_that_pod(seed: int) -> None:
+    plain, touched = twins(seed)
+    web = touched.services[WEB]
+    ship(touched, WEB, "crash_on_start", 0.0)
+    advance(120.0, plain, touched)  # the first pod crash-loops; the rollout waits for it
+    t0 = touched.now
+    act(plain, touched, "rollback", service=WEB)
+    advance(300.0, plain, touched)
+    assert killed_since(touched, t0) == [web.replicas[0].name]  # the others already run the target release
+    assert all(r.state == "Running" for r in web.replicas)
