@@ -318,6 +318,11 @@ class Service:
     err: float = 0.0
     lat_ms: float = 0.0
 
+    def note_quota(self, t: float, quota: float) -> None:
+        """Record the CPU quota the tick at ``t`` runs under, when it differs from the last one recorded."""
+        if not self.quotas or self.quotas[-1][1] != quota:
+            self.quotas.append((t, quota))
+
     @property
     def name(self) -> str:
         return self.kind

@@ -183,8 +183,7 @@ def tick(w: World) -> None:
     if idle_cut:
         dep_causes["upstream_timeout"] = idle_cut
     cpu_limit = float(webc["cpu_limit"])
-    if not web.quotas or web.quotas[-1][1] != cpu_limit:
-        web.quotas.append((t, cpu_limit))
+    web.note_quota(t, cpu_limit)
     web_own = st.web_own_ms
     write_frac = st.write_frac
     publish_frac = 0.0 if mq_wrong else st.publish_frac
@@ -322,9 +321,10 @@ def tick(w: World) -> None:
         lb_causes["no_upstream"] = 1.0
 
     # --- workers and queue (srezero.sim.queue) ---------------------------------------------------
+    # a worker's query lost on the primary's link fails its job (workers do not retry in-process)
+    worker_db_err = 1.0 - (1.0 - db_err_prev) * (1.0 - db_net) if db_net else db_err_prev
     (mq, mq_rep, mq_up, wk, workers_ready, incoming, depth, age, consumed, redeliver, copies, proc_s,
-     worker_db_writes, wk_err) = queue_tick(w, published, db_lat, 1.0 - (1.0 - db_err_prev) * (1.0 - db_net) if db_net else db_err_prev, db_up,
-                db_hosts_ok)
+     worker_db_writes, wk_err) = queue_tick(w, published, db_lat, worker_db_err, db_up, db_hosts_ok)
 
     # --- database -----------------------------------------------------------------------------
     dbd = primary.node.data_disk

@@ -104,7 +104,7 @@ def proxy_failures(node: Node, causes: dict[str, float]) -> tuple[float, float]:
     so it needs a conntrack entry, an ephemeral port and a descriptor for it, and its replies cross the
     NIC: a lost reply or a dropped SYN times out, a missing port or descriptor fails at once. Adds each
     cause for the logs."""
-    net = link_loss(node) if node.nic_loss > 0 or node.nic_flapping else 0.0
+    net = link_loss(node)
     if net:
         causes["upstream_timeout"] = 1.0 - (1.0 - causes.get("upstream_timeout", 0.0)) * (1.0 - net)
     drop = 0.0

@@ -71,8 +71,7 @@ def queue_tick(w: World, published: float, db_lat: float, db_err_prev: float, db
     wk_err = db_err_prev if db_up and db_hosts_ok else 1.0
     n_ready = len(workers_ready)
     wk_cpu_limit = float(wkc["cpu_limit"])
-    if not wk.quotas or wk.quotas[-1][1] != wk_cpu_limit:
-        wk.quotas.append((w.env.now, wk_cpu_limit))
+    wk.note_quota(w.env.now, wk_cpu_limit)
     proc_ms = proc_s * 1000.0
     dup = redeliver if redeliver > 0.05 and vt < proc_s * 3 else 0.0
     if copies > 1.0:

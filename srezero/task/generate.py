@@ -33,7 +33,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from srezero.task.spec import MIN_REPLICAS, TaskSpec
+from srezero.task.spec import MIN_REPLICAS, BudgetSpec, TaskSpec
 
 FORMAT = "1"
 _ID_KEY = b"srezero-variant-id"  # keys the id digest; changing it renames every variant
@@ -49,6 +49,7 @@ SIZES: tuple[dict[str, int], ...] = ({}, {"nodes": 6, "web_replicas": 5, "worker
 #: How far (as a share of the distance to the range bound) the non-example levels move each parameter.
 LEVEL_SHIFT = 0.15
 ONSET_S = 60.0
+_DEFAULT_ONSET_S: float = BudgetSpec.model_fields["max_onset_s"].default  # the page's usual wait
 
 #: bad_config is generic (any key of any service); these values are known to page on their own.
 BAD_CONFIGS: tuple[tuple[str, str, Any, str], ...] = (
@@ -187,10 +188,12 @@ class Variant:
         return {**SIZES[self.size], **TUNING.get(self.primitive, {}).get("topology", {})}
 
     def max_onset_s(self) -> float:
-        """The longest wait for the page: 900 s unless the primitive's TUNING (or a TTL row) sets it."""
-        if self.primitive == "bad_config":
-            return 2400.0 if BAD_CONFIGS[self.case][1] == "ttl_s" else 900.0  # as cache_ttl_misconfig
-        return TUNING.get(self.primitive, {}).get("max_onset_s", 900.0)
+        """The longest wait for the page: the budget's default unless the primitive's TUNING sets it (a
+        bad_config row on the cache TTL waits as cache_ttl_misconfig does)."""
+        primitive = self.primitive
+        if primitive == "bad_config" and BAD_CONFIGS[self.case][1] == "ttl_s":
+            primitive = "cache_ttl_misconfig"
+        return TUNING.get(primitive, {}).get("max_onset_s", _DEFAULT_ONSET_S)
 
     def traffic(self) -> float:
         """The traffic scale: 1 unless the primitive's TUNING sets ``traffic``."""
@@ -235,7 +238,7 @@ class Variant:
         }
         if self.traffic() != 1.0:
             data["traffic"] = {"scale": self.traffic()}
-        if self.max_onset_s() != 900.0:
+        if self.max_onset_s() != _DEFAULT_ONSET_S:
             data["budget"] = {"max_onset_s": self.max_onset_s()}
         return TaskSpec.model_validate(data)
 
