@@ -8,6 +8,7 @@ from array import array
 from typing import TYPE_CHECKING
 
 from srezero.sim.clock import TICK_S
+from srezero.sim.nodes import link_loss
 
 if TYPE_CHECKING:
     from srezero.sim.state import ModelState
@@ -33,7 +34,10 @@ def queue_tick(w: World, published: float, db_lat: float, db_err_prev: float, db
     workers_ready = [r for r in wk.replicas if r.state == "Running"]
     proc_s = job_seconds(st, db_lat)
     per_rep = min(wkc["concurrency"], mqc["max_inflight"])
-    slots = len(workers_ready) * per_rep
+    # a worker behind a lossy link spends its slots waiting out timeouts on the broker and the database
+    lossy = {r.name: link_loss(r.node) for r in workers_ready if r.node.nic_loss > 0 or r.node.nic_flapping}
+    working = len(workers_ready) - sum(lossy.values())
+    slots = working * per_rep
     vt = mqc["visibility_timeout_s"]
     # a poison message pins the consumer that took it (it retries in-process, holding its prefetch);
     # jobs the full dead-letter queue refused loop through the consumers forever
@@ -69,7 +73,6 @@ def queue_tick(w: World, published: float, db_lat: float, db_err_prev: float, db
     age = depth / consumed if consumed > 0.5 else (depth / max(incoming, 1.0) if depth > 1 else 0.0)  # Little's law
     worker_db_writes = consumed * 1.0
     wk_err = db_err_prev if db_up and db_hosts_ok else 1.0
-    n_ready = len(workers_ready)
     wk_cpu_limit = float(wkc["cpu_limit"])
     wk.note_quota(w.env.now, wk_cpu_limit)
     proc_ms = proc_s * 1000.0
@@ -78,6 +81,7 @@ def queue_tick(w: World, published: float, db_lat: float, db_err_prev: float, db
         dup = 0.3
     wk_conns = float(min(wkc["concurrency"], 4))
     wk_mem_limit = float(wkc["memory_limit_mb"])
+    failed = 0.0  # jobs failed per second, when some worker's link loses them
     for rep in wk.replicas:
         base = rep.row
         if rep.state != "Running":
@@ -85,8 +89,11 @@ def queue_tick(w: World, published: float, db_lat: float, db_err_prev: float, db
             rep.err_causes = {"crash": 1.0} if rep.state == "CrashLoopBackOff" else {}
             vals[base : base + 10] = array("d", (0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, rep.restarts))
             continue
-        share = consumed / n_ready
+        net = lossy.get(rep.name, 0.0) if lossy else 0.0
+        share = consumed * (1.0 - net) / working if working > 0 else 0.0
         causes = {}
+        if net:
+            causes["net_loss"] = net
         if st.mq_poison and rep is workers_ready[0]:
             causes["poison"] = 1.0
         if wk_err > 0:
@@ -98,11 +105,15 @@ def queue_tick(w: World, published: float, db_lat: float, db_err_prev: float, db
         if rep.mem_mb > rep.base_mem_mb * 1.5 and rep.mem_mb > 0.7 * wk_mem_limit:  # a heap near its limit thrashes
             causes["gc_pressure"] = 4.0 * (rep.mem_mb / wk_mem_limit - 0.7)  # as the web tier's (model.tick)
         cpu = share * st.worker_proc_ms / 1000.0 * 0.4 * st.worker_job_cost + 0.03
+        err = 1.0 - (1.0 - wk_err) * (1.0 - net) if net else wk_err
+        failed += share * err
         rep.rps = share
-        rep.err = wk_err
+        rep.err = err
         rep.cpu = cpu if cpu < wk_cpu_limit else wk_cpu_limit
         rep.err_causes = causes
-        vals[base : base + 10] = array("d", (share, wk_err, proc_ms * 0.8, proc_ms * 1.9, proc_ms * 2.8, rep.cpu,
+        vals[base : base + 10] = array("d", (share, err, proc_ms * 0.8, proc_ms * 1.9, proc_ms * 2.8, rep.cpu,
                                              rep.mem_mb, wk_conns, 120.0, rep.restarts))
+    if lossy and consumed > 0:
+        wk_err = failed / consumed
     return (mq, mq_rep, mq_up, wk, workers_ready, incoming, depth, age, consumed, redeliver, copies, proc_s,
             worker_db_writes, wk_err)

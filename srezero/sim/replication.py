@@ -3,7 +3,9 @@
 The standby replays the primary's writes as fast as its data disk allows; when it replays slower
 than the primary writes, the lag grows every tick, and it drains only once the standby keeps up. A
 long query on the standby holds replay back, up to ``max_standby_streaming_delay_s``. A standby
-that is down or unreachable falls behind by the whole tick.
+that is down or unreachable falls behind by the whole tick. A lossy link at either end delays the WAL
+stream by its retransmissions, so the standby is always a few seconds behind (WAL is a small stream:
+a lossy link still carries it, late); a flapping link also breaks the stream, which reconnects.
 """
 
 from __future__ import annotations
@@ -11,12 +13,16 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from srezero.sim.clock import TICK_S
+from srezero.sim.nodes import link_loss
 
 if TYPE_CHECKING:
     from srezero.sim.world import World
 
 #: Writes per second a standby replays when its data disk answers in 0.3 ms; a slower disk replays fewer.
 STANDBY_APPLY_WPS = 4000.0
+#: Seconds the WAL stream trails a link that loses everything it can (``link_loss`` 1): retransmission
+#: timeouts, backing off. Below the 5 s of lag a failover can lose without losing writes.
+LOSSY_STREAM_DELAY_S = 4.0
 
 
 def replicate(w: World, dbc: dict[str, Any], writes_per_s: float) -> None:
@@ -26,6 +32,10 @@ def replicate(w: World, dbc: dict[str, Any], writes_per_s: float) -> None:
     if not (standby.state == "Running" and standby.node.up):
         st.replication_lag_s += TICK_S
         return
+    primary_node = w.topo.db_primary().node
+    lost = 1.0 - (1.0 - link_loss(primary_node)) * (1.0 - link_loss(standby.node))
+    if primary_node.nic_flapping or standby.node.nic_flapping:
+        standby.err_causes = {"wal_stream": 1.0}
     apply_cap = STANDBY_APPLY_WPS / (standby.node.data_disk.latency_ms / 0.3)
     if writes_per_s > apply_cap:  # replay slower than the primary writes: the standby falls further behind
         st.replication_lag_s += (writes_per_s - apply_cap) * TICK_S / max(apply_cap, 1.0)
@@ -36,3 +46,5 @@ def replicate(w: World, dbc: dict[str, Any], writes_per_s: float) -> None:
         hold = st.standby_query_s if delay < 0 else min(float(delay), st.standby_query_s)
         lag = st.replication_lag_s
         st.replication_lag_s = min(hold, lag + TICK_S) if hold > lag else max(hold, lag - TICK_S * 10.0)
+    if lost and st.replication_lag_s < lost * LOSSY_STREAM_DELAY_S:
+        st.replication_lag_s = lost * LOSSY_STREAM_DELAY_S

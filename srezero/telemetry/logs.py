@@ -64,6 +64,7 @@ DB_CAUSES: dict[str, tuple[str, str]] = {
     "db_unavailable": ("error", "FATAL:  the database system is starting up"),
     "slow_query": ("warn", "LOG:  duration: {slowms}.{pct} ms  statement: {stmt}"),
     "client_net": ("warn", "LOG:  could not receive data from client: Connection timed out"),
+    "wal_stream": ("error", "FATAL:  could not receive data from WAL stream: server closed the connection unexpectedly"),
 }
 CACHE_CAUSES: dict[str, tuple[str, str]] = {
     "evicting": ("warn", "maxmemory reached ({maxmem}mb); evicting keys with policy {policy}"),
@@ -74,6 +75,7 @@ WORKER_CAUSES: dict[str, tuple[str, str]] = {
     "dlq_rejected": ("error", "job {job} failed after {maxr} attempts; dead-letter publish rejected (queue 'jobs.dlq' is full), requeueing"),
     "db_error": ("error", "job {job} failed: database error, will retry"),
     "duplicate": ("warn", "job {job} already processed by another consumer; duplicate delivery ignored"),
+    "net_loss": ("error", "consumer: connection to broker {qhost} lost: read tcp: i/o timeout; reconnecting in 2.00 seconds"),
     "gc_pressure": WEB_CAUSES["gc_pressure"],
     "crash": ("error", "{reason}"),
 }

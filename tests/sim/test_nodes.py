@@ -14,7 +14,7 @@ from itertools import pairwise
 import pytest
 
 from srezero.sim.components import Daemon, Replica
-from srezero.sim.replication import STANDBY_APPLY_WPS
+from srezero.sim.replication import LOSSY_STREAM_DELAY_S, STANDBY_APPLY_WPS
 from srezero.sim.world import World
 from tests.sim.twins import SEEDS, act, advance, at, quiet_web, read, twins
 
@@ -142,6 +142,60 @@ def test_a_lossy_nic_on_the_brokers_node_fails_the_requests_that_publish(seed: i
     timeout = float(touched.services["web_server"].config["db_timeout_ms"])
     assert at(touched, rep.name, "latency_p99_ms") >= timeout  # a lost publish waits before it fails
 
+
+@pytest.mark.parametrize("seed", (1, 3))  # seeds where a worker runs on a node no shared service is on
+def test_a_lossy_nic_on_a_workers_node_fails_its_jobs_and_its_peers_take_more_of_the_queue(seed: int) -> None:
+    plain, touched = twins(seed)
+    primary = touched.topo.db_primary()
+    rep = next(r for r in touched.services["worker"].replicas
+               if not any(o.kind in ("load_balancer", "cache", "message_queue") or o is primary for o in r.node.replicas))
+    peer = next(r for r in touched.services["worker"].replicas if r.node is not rep.node)
+    rep.node.nic_loss = 0.2
+    advance(90.0, plain, touched)
+    assert at(touched, rep.name, "error_rate") == pytest.approx(0.6)  # a job crosses the link several times
+    assert at(plain, rep.name, "error_rate") == 0.0
+    # its slots wait out timeouts, so it takes fewer jobs and the healthy consumers take the rest
+    assert at(touched, rep.name, "request_rate") < 0.5 * at(plain, rep.name, "request_rate")
+    assert at(touched, peer.name, "error_rate") == at(plain, peer.name, "error_rate")
+    share = at(touched, peer.name, "request_rate") / at(touched, "worker", "request_rate")
+    assert share > at(plain, peer.name, "request_rate") / at(plain, "worker", "request_rate")
+    assert logged(touched, "worker", "connection to broker")
+    assert at(touched, "message_queue", "queue_depth") < 1.0  # the others keep up
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+def test_a_lossy_link_at_either_end_of_replication_delays_the_wal_stream_by_seconds_not_more(seed: int) -> None:
+    plain, touched = twins(seed)
+    standby = touched.topo.db_standby()
+    standby.node.nic_loss = 0.2
+    lags = []
+    for _ in range(4):
+        advance(30.0, plain, touched)
+        lags.append(at(touched, "database", "replication_lag_s"))
+    # retransmissions delay the stream, which still carries the WAL: behind by seconds, never growing, and
+    # below the lag a failover can lose without losing writes
+    assert all(lag == pytest.approx(0.6 * LOSSY_STREAM_DELAY_S) for lag in lags)
+    assert at(plain, "database", "replication_lag_s") < 1.0
+    assert "lag at failover: 2.4s" in act(plain, touched, "failover") and not touched.destroyed
+    # the promoted replica keeps its lossy link: the primary's end delays the stream the same way
+    advance(60.0, plain, touched)
+    assert at(touched, "database", "replication_lag_s") == pytest.approx(0.6 * LOSSY_STREAM_DELAY_S)
+    standby.node.nic_loss = 0.0
+    advance(60.0, plain, touched)
+    assert at(touched, "database", "replication_lag_s") < 1.0  # a healthy link catches up at once
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+def test_a_flapping_link_on_the_standbys_node_breaks_the_wal_stream_and_leaves_the_primary_serving(seed: int) -> None:
+    plain, touched = twins(seed)
+    standby = touched.topo.db_standby()
+    standby.node.nic_flapping = True
+    advance(90.0, plain, touched)
+    assert at(touched, "database", "replication_lag_s") == pytest.approx(0.15 * LOSSY_STREAM_DELAY_S)
+    assert logged(touched, "database", "could not receive data from WAL stream")
+    assert read(plain, "search_logs", service="database", pattern="WAL stream", window_s=300).startswith("no log lines")
+    # the primary serves as before (its load may fall, with a web replica on the standby's node failing)
+    assert at(touched, "database", "error_rate") == at(plain, "database", "error_rate")
 
 # ------------------------------------------------------------------ kernel tables
 @pytest.mark.parametrize("seed", SEEDS)
