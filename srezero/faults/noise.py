@@ -10,9 +10,10 @@ latency_blip                a brief database latency bump (a checkpoint), far be
 benign_warnings             harmless warnings: kernel perf/timer notices, an HPA metrics hiccup
                             (benign warning *log lines* are also always present: telemetry/logs.py CHATTER)
 batch_cpu_spike             a nightly batch job spikes a node's CPU for a few minutes (``top`` shows it)
-benign_config_change        a harmless config edit: during the incident on a key no fault uses, or in the
-                            history (hours or days ago) on any key of any service or a sysctl of any
-                            node, ending at today's value, or a bad-looking value put back later
+benign_config_change        a harmless config edit: during the incident on a tuned setting of a service
+                            no fault is in (kept inside its safe envelope) or a key no model reads, or
+                            in the history (hours or days ago) on any key of any service or a sysctl of
+                            any node, ending at today's value, or a bad-looking value put back later
                             (a red herring for config diffing)
 benign_deploy               a healthy release shipped earlier today, or live minutes before the page,
                             rolled out pod by pod like any release
@@ -50,6 +51,7 @@ from collections.abc import Callable, Generator
 from typing import TYPE_CHECKING, Any
 
 from srezero.faults import history
+from srezero.faults.envelopes import ENVELOPES, within
 from srezero.sim import changes
 from srezero.sim.clock import TICK_S
 from srezero.sim.components import HOST_JOBS, Daemon, Deploy, Event
@@ -150,16 +152,47 @@ def _host_job(w: World, node: Node, name: str, cores: float, seconds: float, del
     _live(w, delay, gen)
 
 
-_BENIGN_EDITS: tuple[tuple[str, str, Callable[[Any, Stream], Any], bool], ...] = (
-    # (service, key, edit, may happen live during the incident); sizes drawn, so no step is a signature
-    ("web_server", "log_level", lambda v, r: "warn" if v == "info" else "info", True),
-    ("cache", "ttl_s", lambda v, r: int(v) + 30 * int(r.integers(2, 40)), False),
-    ("load_balancer", "max_connections", lambda v, r: int(v) + 50 * int(r.integers(2, 120)), True),  # more headroom
-    ("database", "shared_buffers_mb", lambda v, r: int(v) * int(r.integers(3, 9)) // 2, True),
-    ("cache", "max_clients", lambda v, r: int(v) + 250 * int(r.integers(4, 80)), True),  # unused by any fault
-    ("load_balancer", "idle_timeout_s", lambda v, r: int(v) + 5 * int(r.integers(1, 12)), False),
+#: Keys no model reads, edited harmlessly during an incident whatever the world's faults.
+_INERT_EDITS: tuple[tuple[str, str, Callable[[Any, Stream], Any]], ...] = (
+    ("web_server", "log_level", lambda v, r: "warn" if v == "info" else "info"),
+    ("database", "shared_buffers_mb", lambda v, r: int(v) * int(r.integers(3, 9)) // 2),
+    ("cache", "max_clients", lambda v, r: int(v) + 250 * int(r.integers(4, 80))),
 )
+#: Settings whose envelope does not follow the load (a CPU limit of 1 core is "inside" it whatever the
+#: traffic): a live edit only raises them. ``db_retries`` is never edited live (retries amplify load).
+_RAISE_ONLY = frozenset({"cpu_limit", "memory_limit_mb", "max_open_files", "workers", "concurrency", "idle_timeout_s",
+                         "ttl_s", "statement_timeout_ms", "db_timeout_ms", "max_standby_streaming_delay_s"})
+#: Share of live edits on a tuned setting (any numeric key with a safe envelope, or a feature flag)
+#: rather than on a key no model reads.
+LIVE_TUNED_SHARE = 0.8
 
+
+def _live_edit(w: World, rng: Stream) -> tuple[str, str, Any] | None:
+    """What someone changes during the incident, harmlessly: usually a tuned setting of a service no fault
+    is in (any numeric key with a safe envelope, moved a modest step either way and staying inside the
+    envelope, or a feature flag flipped), otherwise a key no model reads. So neither the key nor the
+    kind of a live change marks it as the cause; its value and what followed it do."""
+    faulty = set().union(*(_services_of(f) for f in w.faults))
+    tuned = [(name, key) for name in sorted(w.services) if name not in faulty
+             for key, value in w.services[name].config.items()
+             if key.startswith("feature_flag.")
+             or ((name, key) in ENVELOPES and isinstance(value, int | float) and not isinstance(value, bool)
+                 and key != "db_retries")]
+    if tuned and rng.random() < LIVE_TUNED_SHARE:
+        name, key = tuned[int(rng.integers(0, len(tuned)))]
+        value = w.services[name].config[key]
+        if isinstance(value, bool):
+            return name, key, not value
+        if within(w, name, key, value):  # never on a setting the incident has already put out of bounds
+            for _ in range(4):
+                new = history.nearby(value, rng)
+                if new is not None and key in _RAISE_ONLY and new < value:
+                    new = value * value / new  # the same step, upwards
+                    new = round(new) if isinstance(value, int) else round(new, 2)
+                if new is not None and within(w, name, key, new):
+                    return name, key, new
+    name, key, edit = _INERT_EDITS[int(rng.integers(0, len(_INERT_EDITS)))]
+    return name, key, edit(w.services[name].config[key], rng)
 
 
 def _after_history(w: World, when: float, service: str, kind: str, prefix: str = "") -> float:
@@ -174,29 +207,32 @@ def _after_history(w: World, when: float, service: str, kind: str, prefix: str =
 @noise("benign_config_change")
 def benign_config_change(w: World, k: float) -> None:
     """A harmless config edit: about half the time made by someone during the incident (so the newest
-    change is not always the culprit), on a key no fault uses; otherwise in the history, hours or days
-    ago, on any key of any service (numbers, switches, log levels, addresses) or a node's sysctl. A
-    history edit arrived at the value the world was built with, so it changes only the record, and any
+    change is not always the culprit), on a tuned setting of a service no fault is in, kept inside its
+    safe envelope, or on a key no model reads (:func:`_live_edit`); otherwise in the history, hours or
+    days ago, on any key of any service (numbers, switches, log levels, addresses) or a node's sysctl.
+    A history edit arrived at the value the world was built with, so it changes only the record, and any
     key can have one, a key a fault later breaks included: a change on a key is no evidence either way."""
     rng = _rng(w)
-    svc, key, edit, live_ok = _BENIGN_EDITS[int(rng.integers(0, len(_BENIGN_EDITS)))]
     author = _author(w)
-    live = rng.random() < 0.5 and live_ok
+    live = rng.random() < 0.5
     past = w.now - (float(rng.uniform(1.0, 4.0)) * 86400 if rng.random() < 0.3 else float(rng.uniform(120, 5400)))
     delay = float(rng.uniform(20.0, 480.0))
     if not live:
         # written once the faults exist, so the story of each key stays consistent (history.py)
         w.after_faults.append(history.past_edit(w, rng, past, author))
         return
-    cfg = w.services[svc].config
-    built = cfg[key]
+    built = {name: dict(svc.config) for name, svc in w.services.items()}
 
     def gen() -> Generator[Any, Any, None]:
-        old = cfg[key]
-        if old == built:  # unless someone (a fault) changed this key since: then leave it alone
-            cfg[key] = new = edit(old, rng)
-            w.noise_entities.add(svc)
-            w.change(svc, "config", changes.edit_line(w, key, old, new), author, noise=True)
+        edit = _live_edit(w, rng)
+        if edit is not None:
+            svc, key, new = edit
+            cfg = w.services[svc].config
+            old = cfg[key]
+            if old == built[svc][key]:  # unless someone (a fault) changed this key since: then leave it alone
+                cfg[key] = new
+                w.noise_entities.add(svc)
+                w.change(svc, "config", changes.edit_line(w, key, old, new), author, noise=True)
         yield w.env.timeout(0)
 
     _live(w, delay, gen)

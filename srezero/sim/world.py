@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import datetime as dt
 import functools
+import math
 from array import array
 from collections.abc import Callable
 from typing import TYPE_CHECKING
@@ -24,7 +25,7 @@ import simpy
 
 from srezero.sim import changes, topology
 from srezero.sim import metrics as M
-from srezero.sim.clock import TICK_S
+from srezero.sim.clock import PER_TICK_H, TICK_S
 from srezero.sim.components import SERVICE_KINDS, Change, Deploy, Disk, Event, Node, Replica, Service
 from srezero.sim.model import tick
 from srezero.sim.rng import Stream, stable_int, stream, suffix
@@ -40,6 +41,8 @@ SPARE_REPLICAS = 24
 EPOCH = dt.datetime(2026, 3, 2, 8, 0, tzinfo=dt.UTC)
 
 
+#: Metrics proportional to the traffic at the healthy load of the history (scaled with it there).
+_RATE_METRICS = frozenset({"request_rate", "publish_rate", "consume_rate", "processed_per_s"})
 _PER_METRIC = {"sigma": (M.NOISE_SIGMA, 0.0), "ceiling": (M.NOISE_CEILING, float("inf"))}
 
 
@@ -157,8 +160,6 @@ class World:
         st.db_dead_tuple_pct = float(r.uniform(2, 5))
         # Size capacities from the seeded load so every seed runs at realistic utilisation:
         # web tier 30-45 % busy, database 28-36 %, worker pool well ahead of the queue.
-        import math
-
         web = self.services["web_server"]
         cache_cfg = self.services["cache"].config
         hit = st.cache_h_max * (1.0 - math.exp(-cache_cfg["ttl_s"] / 90.0))
@@ -214,6 +215,7 @@ class World:
         for _ in range(3):  # settle hysteresis state on a healthy system
             tick(w)
         w.buf[:, : w.history_cols] = np.frombuffer(w.vals)[:, None]
+        w._backfill_history()
         # Noise first: benign history (changes, releases) is written before any fault exists, so a fault
         # that later edits the same key or ships a release overrides it, as in a real incident, and noise
         # needs no knowledge of the faults (a service with a benign change is not thereby innocent).
@@ -227,6 +229,23 @@ class World:
             w.env.process(fault.process(w))
         w.env.process(w._ticker())
         return w
+
+    def _backfill_history(self) -> None:
+        """Give the broadcast history the movement live ticks have, so no series changes character at
+        the first live tick (which would date the start of the simulation, and so the onset, to the
+        minute): request and job rates follow the day's curve and the traffic noise of their column,
+        and disks fill at their growth rate, backwards in time from the settled tick."""
+        h = self.history_cols
+        st = self.state
+        t = np.arange(h, dtype=np.float64) * TICK_S
+        traffic = (1.0 + st.diurnal_amp * np.sin(t / 86400.0 * 2 * math.pi + st.diurnal_phase)) \
+            * np.asarray(self.traffic_noise[:h])
+        rows = [row for (_, metric), row in self.row_of.items() if metric in _RATE_METRICS]
+        self.buf[rows, :h] *= traffic / traffic[-1]
+        ago = np.arange(h - 1, -1, -1, dtype=np.float64) * PER_TICK_H
+        for node in self.topo.nodes:
+            for disk, row in ((node.disks[0], node.row + M.N_ROOT), (node.disks[-1], node.row + M.N_DATA)):
+                self.buf[row, : self.history_cols] = (disk.used_gb - disk.growth_gb_per_h * ago) / disk.capacity_gb * 100.0
 
     # ------------------------------------------------------------------ time
     def _ticker(self):

@@ -169,3 +169,49 @@ def test_cpu_noise_lands_on_any_node_the_database_and_cache_nodes_too(name: str,
         (node,) = busy
         kinds |= {r.kind for r in node.replicas}
     assert {"database", "cache", "web_server"} <= kinds, kinds
+
+
+def test_live_config_edits_reach_tuned_settings_of_every_service_and_stay_in_their_envelopes() -> None:
+    """Red-team finding: when noise edited only four keys during an incident (log level, shared buffers,
+    two headroom limits), any other change after the onset was the fault (the "revert everything after
+    the onset except the noise keys" agent beat the runbook). Live edits now reach tuned settings of every
+    service, in both directions where the envelope follows the load, and never leave the envelope."""
+    from srezero.faults.envelopes import within
+
+    seen: set[tuple[str, str]] = set()
+    lowered = 0
+    for seed in range(16):
+        w = World.build(control("quiet", {"benign_config_change": 6}), seed)
+        w.advance(RUN_S)
+        start = (w.history_cols - 1) * 30.0  # the first live tick: earlier edits are history
+        for c in w.changes:
+            if c.at <= start or c.kind != "config":
+                continue
+            key, edit = c.detail.split(": ", 1)
+            old, new = edit.split(" (", 1)[0].split(" -> ")
+            seen.add((c.service, key.split(".")[0]))
+            assert within(w, c.service, key, w.services[c.service].config[key]) is not False, (seed, c)
+            if old.lstrip("-").replace(".", "", 1).isdigit() and new.replace(".", "", 1).isdigit():
+                lowered += float(new) < float(old)
+        assert worst_slo(w, control("quiet")) == {}, seed
+    assert {s for s, _ in seen} >= {"web_server", "load_balancer", "cache", "database", "message_queue", "worker"}, seen
+    assert len(seen) >= 15 and ("web_server", "feature_flag") in seen, seen
+    assert lowered >= 3  # not a rule that a live edit only ever raises a limit
+
+
+def test_a_live_config_edit_never_lands_on_a_service_a_fault_is_in() -> None:
+    """A tuned setting on the faulty service could cure or mask the fault (a raised pool, a longer
+    timeout), so noise leaves the faulty services' tuned settings alone (keys no model reads excepted)."""
+    from srezero.faults.noise import _INERT_EDITS, _services_of
+
+    inert = {(s, k) for s, k, _ in _INERT_EDITS}
+    spec = srezero.get_task("inc-001")
+    noisy = spec.model_copy(update={"noise": NoiseSpec(profile="noisy", extra={"benign_config_change": 6})})
+    for seed in range(6):
+        w = World.build(noisy, seed)
+        w.page()
+        faulty = set().union(*(_services_of(f) for f in w.faults))
+        assert faulty
+        for c in w.changes:
+            if c.at > (w.history_cols - 1) * 30.0 and c.kind == "config" and c.noise and c.service in faulty:
+                assert (c.service, c.detail.split(":", 1)[0]) in inert, (seed, c)

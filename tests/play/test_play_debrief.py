@@ -219,7 +219,7 @@ def test_hint_numbers_that_are_not_hints_use_up_nothing() -> None:
 
 
 def test_the_timeline_stops_at_the_end_and_counts_only_what_came_before() -> None:
-    s = _play("inc-003", 1, ["get_alerts()", "resolve()"])
+    s = _play("inc-003", 3, ["get_alerts()", "resolve()"])  # a seed with a change after the end
     env, result = s.env, s.info["result"]
     end = result["sim_seconds"]
     assert any(c.at > env.t0 + end for c in env.world.changes)  # the verification window had changes...
