@@ -11,7 +11,7 @@ benign_warnings             harmless warnings: kernel perf/timer notices, an HPA
                             (benign warning *log lines* are also always present: telemetry/logs.py CHATTER)
 batch_cpu_spike             a nightly batch job spikes a node's CPU for a few minutes (``top`` shows it)
 benign_config_change        a harmless config edit: during the incident on a tuned setting of a service
-                            no fault is in (kept inside its safe envelope) or a key no model reads, or
+                            no fault is in nor depends on (kept inside its safe envelope) or a key no model reads, or
                             in the history (hours or days ago) on any key of any service or a sysctl of
                             any node, ending at today's value, or a bad-looking value put back later
                             (a red herring for config diffing)
@@ -162,17 +162,24 @@ _INERT_EDITS: tuple[tuple[str, str, Callable[[Any, Stream], Any]], ...] = (
 #: traffic): a live edit only raises them. ``db_retries`` is never edited live (retries amplify load).
 _RAISE_ONLY = frozenset({"cpu_limit", "memory_limit_mb", "max_open_files", "workers", "concurrency", "idle_timeout_s",
                          "ttl_s", "statement_timeout_ms", "db_timeout_ms", "max_standby_streaming_delay_s"})
+#: The services whose settings shape how a service's fault shows (their capacity or timeouts against it):
+#: a raised worker concurrency hides a queue whose jobs are redelivered, a raised web timeout a slow
+#: database. A live tuned edit leaves them alone too, so noise never hides a fault's symptoms.
+_CLIENTS = {"load_balancer": ("web_server",), "message_queue": ("worker",), "cache": ("web_server",),
+            "database": ("web_server", "worker")}
 #: Share of live edits on a tuned setting (any numeric key with a safe envelope, or a feature flag)
 #: rather than on a key no model reads.
 LIVE_TUNED_SHARE = 0.8
 
 
 def _live_edit(w: World, rng: Stream) -> tuple[str, str, Any] | None:
-    """What someone changes during the incident, harmlessly: usually a tuned setting of a service no fault
-    is in (any numeric key with a safe envelope, moved a modest step either way and staying inside the
-    envelope, or a feature flag flipped), otherwise a key no model reads. So neither the key nor the
-    kind of a live change marks it as the cause; its value and what followed it do."""
+    """What someone changes during the incident, harmlessly: usually a tuned setting of a service that no
+    fault is in and that is no client of a faulty one (:data:`_CLIENTS`): any numeric key with a safe
+    envelope, moved a modest step either way and staying inside the envelope, or a feature flag flipped;
+    otherwise a key no model reads. So neither the key nor the kind of a live change marks it as the
+    cause; its value and what followed it do."""
     faulty = set().union(*(_services_of(f) for f in w.faults))
+    faulty |= {client for name in tuple(faulty) for client in _CLIENTS.get(name, ())}
     tuned = [(name, key) for name in sorted(w.services) if name not in faulty
              for key, value in w.services[name].config.items()
              if key.startswith("feature_flag.")
