@@ -71,10 +71,15 @@ def cli() -> None:
 
 
 def main() -> None:
+    from srezero.errors import DeclarationError
+
     try:
         cli(standalone_mode=True, prog_name="srezero")
     except KeyboardInterrupt:
         sys.exit(130)
+    except DeclarationError as exc:  # an extension's mistake: one line, not a traceback or a task's error
+        click.echo(f"Error: {exc}", err=True)
+        sys.exit(1)
 
 
 if __name__ == "__main__":  # python -m srezero.cli (python -m srezero goes through srezero/__main__.py)

@@ -143,3 +143,30 @@ def test_run_tells_the_human_when_the_page_was_forced(tmp_path) -> None:
     assert "note: ReplicationLagHigh never fired within 900s of onset; the page was forced" in res.output
     real = CliRunner().invoke(cli, ["run", "--task", "inc-002", "--agent", "random", "--seed", "0", "--quiet"])
     assert real.exit_code == 0 and "forced" not in real.output
+
+
+def test_a_broken_extension_declaration_is_one_error_line_that_blames_no_task_file() -> None:
+    """A user review: a mistake in a new primitive surfaced as an error of tasks/inc-002.toml (the task
+    whose validation loaded the registry first), and `srezero faults` printed a traceback."""
+    import subprocess
+    import sys
+
+    setup = ("import sys, srezero.faults.base as base\n"
+             "from srezero.errors import DeclarationError\n"
+             "def load_all():\n"
+             "    raise DeclarationError(\"fault primitive 'io_hog' (mine.IoHog): layer: unknown layer 'disks'\")\n"
+             "base.load_all = load_all\n"
+             "from srezero.cli import main\n"
+             "sys.argv = ['srezero'] + sys.argv[1:]\n"
+             "main()\n")
+    for args in (["run", "--task", "inc-002", "--agent", "random"], ["faults"]):
+        out = subprocess.run([sys.executable, "-c", setup, *args], capture_output=True, text=True, timeout=60)
+        assert out.returncode == 1, (args, out.stderr)
+        assert out.stderr.strip() == "Error: fault primitive 'io_hog' (mine.IoHog): layer: unknown layer 'disks'", out.stderr
+
+
+def test_a_negative_seed_is_a_usage_error_not_a_traceback() -> None:
+    for args in (["run", "--task", "inc-002", "--seed", "-1"], ["task", "show", "inc-001", "--seed", "-1", "--spoilers"],
+                 ["play", "inc-001", "--seed", "-1"]):
+        res = CliRunner().invoke(cli, args)
+        assert res.exit_code == 2 and "-1 is not in the range x>=0" in res.output, (args, res.output)

@@ -188,12 +188,19 @@ def leaky_iostat() -> Iterator[str]:
         faults = ", ".join(f.spec.primitive for f in ctx.world.faults)
         return ToolOutput(f"{node} nvme1n1 r/s 10 w/s 20 %util 5.0 (ground truth: {faults})")
 
-    TOOLS["iostat"] = ToolSpec("iostat", "Per-device I/O statistics", "read", 10, iostat,
-                               list(inspect.signature(iostat).parameters.values())[1:], target_arg="node")
+    # a name no one adds for real (docs/extending.md's example read tool is an ``iostat``), and whatever
+    # sat under it is put back: a user review found a real ``iostat`` gone for the rest of the process
+    name = "zz_leaky_iostat"
+    before = TOOLS.get(name)
+    TOOLS[name] = ToolSpec(name, "Per-device I/O statistics", "read", 10, iostat,
+                           list(inspect.signature(iostat).parameters.values())[1:], target_arg="node")
     try:
-        yield "iostat"
+        yield name
     finally:
-        TOOLS.pop("iostat", None)
+        if before is None:
+            TOOLS.pop(name, None)
+        else:
+            TOOLS[name] = before
 
 
 def test_the_sweep_catches_a_new_leaky_read_tool(leaky_iostat: str) -> None:

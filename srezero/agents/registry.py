@@ -43,7 +43,11 @@ def resolve(name: str) -> type:
     try:
         obj = getattr(mod, attr)
     except AttributeError:
-        raise ValueError(f"module {module!r} has no attribute {attr!r}") from None
+        where = getattr(mod, "__file__", None) or "a namespace package"
+        mine = os.path.join(os.getcwd(), *module.split(".")) + ".py"
+        shadowed = (f"; {mine} was not imported because an installed module of that name comes first on "
+                    "sys.path: rename your file" if os.path.isfile(mine) and where != mine else "")
+        raise ValueError(f"module {module!r} ({where}) has no attribute {attr!r}{shadowed}") from None
     _check_agent_class(ref, obj)
     return obj
 

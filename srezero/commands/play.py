@@ -7,7 +7,7 @@ import click
 
 @click.command("play")
 @click.argument("task_id")
-@click.option("--seed", default=0, show_default=True, type=int)
+@click.option("--seed", default=0, show_default=True, type=click.IntRange(min=0))
 @click.option("--hints", is_flag=True, help="allow the `hint` command (graded hints, mildest first; recorded)")
 @click.option("--record", "record_path", type=click.Path(dir_okay=False),
               help="where to save the transcript record [default: ./runs/play/<task>-<seed>[-<player>].json]; "
@@ -51,13 +51,15 @@ def play_cmd(task_id: str, seed: int, hints: bool, record_path: str | None, play
     if warning:
         click.echo(style.red(f"\n{warning}"), err=True)
     click.echo(end_message(str(path), env.spec.id, seed, session.stopped_early, session.agent_label,
-                           columns(sys.stdout)))
+                           columns(sys.stdout), folder=not warning))
 
 
 def end_message(path: str, task_id: str, seed: int, stopped_early: bool = False, label: str = "",
-                width: int | None = None) -> str:
+                width: int | None = None, folder: bool = True) -> str:
     """Where the record went, how to replay it and how to report on it. Each command is a line of its
-    own, never wrapped, so it can be copied whole; the prose around it wraps to ``width`` columns."""
+    own, never wrapped, so it can be copied whole; the prose around it wraps to ``width`` columns.
+    ``folder=False`` (a record saved to a temporary file instead) leaves out the folder's report: that
+    folder is the system's temporary directory, not a folder of records."""
     import os
     import shlex
 
@@ -69,13 +71,13 @@ def end_message(path: str, task_id: str, seed: int, stopped_early: bool = False,
     q = shlex.quote(path)
     replay_note = ("the same actions, then the replay agent resolves, so the result differs from this stopped "
                    "session" if stopped_early else "the same actions give the same result")
-    folder = shlex.quote(os.path.dirname(path) or ".")
+    where = shlex.quote(os.path.dirname(path) or ".")
     attempt = f" as {label} (a repeat of this task and seed in that folder)" if "#" in label else ""
     lines = [fit(f"transcript saved to {path}{attempt}", width),
              fit(f"  replay it ({replay_note}):", width),
              f"    SREZERO_REPLAY={q} srezero run --task {shlex.quote(task_id)} --agent replay --seed {seed}",
              fit("  report on it (HTML, with a step-by-step replay page):", width),
-             f"    srezero report {q}",
-             fit("  or on the folder's records together:", width),
-             f"    srezero report {folder}"]
+             f"    srezero report {q}"]
+    if folder:
+        lines += [fit("  or on the folder's records together:", width), f"    srezero report {where}"]
     return "\n" + "\n".join(lines)

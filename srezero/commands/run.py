@@ -16,6 +16,7 @@ import click
 import orjson
 
 from srezero.commands.llm_options import llm_options
+from srezero.errors import DeclarationError
 
 
 @click.command("run")
@@ -23,7 +24,7 @@ from srezero.commands.llm_options import llm_options
 @click.option("--agent", default="random", show_default=True, help="agent name or package.module:Class")
 @click.option("--agent-arg", "agent_args", multiple=True, metavar="KEY=VALUE",
               help="constructor argument for the agent, VALUE read as JSON if it parses, else a string (repeatable)")
-@click.option("--seed", default=0, show_default=True, type=int)
+@click.option("--seed", default=0, show_default=True, type=click.IntRange(min=0))
 @click.option("--json", "as_json", is_flag=True, help="print the whole record as JSON")
 @click.option("--quiet", is_flag=True, help="print only the result line")
 @click.option("--out", type=click.Path(dir_okay=False), help="also write the record to this file")
@@ -63,6 +64,8 @@ def run_cmd(task_id: str | None, agent: str, agent_args: tuple[str, ...], seed: 
         bot = spec_of_agent.create()
     except (ValueError, TypeError) as exc:
         raise click.ClickException(str(exc)) from None
+    except DeclarationError:  # a fault or tool declaration's mistake, not the agent's: srezero.cli says so
+        raise
     except Exception as exc:  # the user's constructor failed: one line, or the traceback when asked
         if show_traceback:
             raise

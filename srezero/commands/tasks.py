@@ -78,7 +78,8 @@ def task_group() -> None:
 @task_group.command("show")
 @click.argument("task_id")
 @click.option("--spoilers", is_flag=True, help="include title, description, faults and the resolved ground truth")
-@click.option("--seed", default=0, show_default=True, help="seed used to resolve names in the ground truth")
+@click.option("--seed", default=0, show_default=True, type=click.IntRange(min=0),
+              help="seed used to resolve names in the ground truth")
 @TASKS_DIR
 @click.option("--json", "as_json", is_flag=True, help="the task as JSON (ground truth only with --spoilers)")
 def show_cmd(task_id: str, spoilers: bool, seed: int, dirs: tuple[str, ...], as_json: bool) -> None:
@@ -152,7 +153,7 @@ def _truth(spec, seed: int) -> tuple[list[dict], list[str]]:
     return truth, fix
 
 
-@task_group.command("validate")
+@task_group.command("validate", short_help="Validate task files or directories (each error names file, field and problem).")
 @click.argument("paths", nargs=-1, required=True, type=click.Path(exists=True))
 @click.option("--quiet", is_flag=True, help="print only problems and the summary")
 @TASKS_DIR
@@ -221,7 +222,7 @@ def check_cmd(tasks: tuple[str, ...], seeds: int, min_marks: float | None, dirs:
         sys.exit(1)
 
 
-@task_group.command("schema")
+@task_group.command("schema", short_help="Print the JSON Schema of task files (for editors).")
 @click.option("--out", type=click.Path(dir_okay=False), help="write to this file instead of stdout")
 def schema_cmd(out: str | None) -> None:
     """Print the JSON Schema of task files (for editors and other tools)."""

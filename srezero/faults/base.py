@@ -22,6 +22,8 @@ from collections.abc import Generator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, ClassVar
 
+from srezero.errors import DeclarationError
+
 if TYPE_CHECKING:
     from srezero.sim.world import World
     from srezero.task.spec import FaultSpec
@@ -249,11 +251,11 @@ def register(cls: type[Fault]) -> type[Fault]:
     naming the primitive, its class and each field."""
     name = cls.meta.name
     if name in REGISTRY and REGISTRY[name] is not cls:
-        raise ValueError(f"fault primitive {name!r} registered twice")
+        raise DeclarationError(f"fault primitive {name!r} registered twice")
     problems = meta_problems(cls.meta)
     if problems:
         where = f"{cls.__module__}.{cls.__qualname__}"
-        raise ValueError(f"fault primitive {name!r} ({where}): " + "; ".join(problems))
+        raise DeclarationError(f"fault primitive {name!r} ({where}): " + "; ".join(problems))
     REGISTRY[name] = cls
     return cls
 

@@ -339,8 +339,7 @@ def merge_manifest(old: dict[str, Any] | None, new: dict[str, Any], allow_mixed:
                         f"{old.get('srezero_version')} at {old.get('git_revision') or 'no git revision'}, engine "
                         f"{old.get('engine') or 'unrecorded'}; now {new['srezero_version']} at "
                         f"{new['git_revision'] or 'no git revision'}, engine {new['engine']}), so new records would "
-                        "not be comparable with the old ones; pass --allow-mixed to extend it anyway (the manifest "
-                        "lists every build under 'builds')")
+                        "not be comparable with the old ones")
     for tid, info in new["tasks"].items():
         prev = old.get("tasks", {}).get(tid)
         if prev is not None and prev["hash"] != info["hash"]:
@@ -355,7 +354,10 @@ def merge_manifest(old: dict[str, Any] | None, new: dict[str, Any], allow_mixed:
     if "max_steps" in old and old["max_steps"] != new["max_steps"]:
         problems.append(f"--max-steps {new['max_steps']} differs from the recorded run's {old['max_steps']}")
     if problems:
-        raise ValueError("; ".join(problems) + "; use a fresh --out directory")
+        mixed_only = len(problems) == 1 and old.get("engine") != new["engine"] and not allow_mixed
+        advice = ("; pass --allow-mixed to extend it anyway (the manifest lists every build under 'builds'), or "
+                  "use a fresh --out directory") if mixed_only else "; use a fresh --out directory"
+        raise ValueError("; ".join(problems) + advice)
     merged = dict(new)
     merged["builds"] = builds + ([_build(new)] if _build(new) not in builds else [])
     merged["tasks"] = {**old.get("tasks", {}), **new["tasks"]}

@@ -26,6 +26,8 @@ from typing import Any, Literal
 import orjson
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model
 
+from srezero.errors import DeclarationError
+
 Kind = Literal["read", "write", "submit"]
 _SCALARS = frozenset((str, int, float, bool, type(None)))
 _MAX_VERDICTS = 4096  # per tool; cleared when full (agents' distinct calls per run are far fewer)
@@ -209,9 +211,9 @@ def tool(kind: Kind, cost_s: float, target_arg: str | None = None
         description = doc.split("\n\n")[0].replace("\n", " ").strip()
         params = list(inspect.signature(fn).parameters.values())[1:]
         if fn.__name__ in TOOLS:
-            raise ValueError(f"tool {fn.__name__!r} declared twice")
+            raise DeclarationError(f"tool {fn.__name__!r} declared twice")
         if target_arg is not None and target_arg not in {p.name for p in params}:
-            raise ValueError(f"tool {fn.__name__!r}: target_arg {target_arg!r} is not one of its arguments")
+            raise DeclarationError(f"tool {fn.__name__!r}: target_arg {target_arg!r} is not one of its arguments")
         TOOLS[fn.__name__] = ToolSpec(fn.__name__, description, kind, cost_s, fn, params, target_arg)
         return fn
 

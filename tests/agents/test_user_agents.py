@@ -4,6 +4,7 @@ arguments with --agent-arg, debuggable from a sweep, and documented once (docs/e
 from __future__ import annotations
 
 import dataclasses
+import json
 import os
 import re
 import shlex
@@ -128,6 +129,17 @@ def test_the_current_directory_is_searched_after_sys_path(tmp_path, monkeypatch)
         assert cls.__module__ == name and sys.path[-1] == str(tmp_path)  # appended: never shadows a package
     finally:
         sys.modules.pop(name, None)
+
+
+def test_a_file_shadowed_by_an_installed_module_is_named_in_the_error(tmp_path, monkeypatch) -> None:
+    """A user review: an agent file named after an installed module (``test.py``) silently lost to it,
+    and the error only said the module had no such class."""
+    (tmp_path / "json.py").write_text(AGENTS)
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(ValueError) as exc:
+        registry.resolve("json:WithArgs")
+    text = str(exc.value)
+    assert f"({json.__file__})" in text and f"{tmp_path / 'json.py'} was not imported" in text and "rename" in text
 
 
 def test_user_source_is_the_code_a_remote_worker_needs(tmp_path, monkeypatch) -> None:

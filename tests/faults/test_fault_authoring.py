@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 import srezero
+from srezero.errors import DeclarationError
 from srezero.faults.base import REGISTRY, Param, Remedy, RootCause, Signal, load_all
 from srezero.faults.kernel import FdExhaustion
 
@@ -88,7 +89,7 @@ def test_register_refuses_a_bad_declaration(changes: dict[str, object], message:
     from srezero.faults.base import register
 
     cls = _declare(**changes)
-    with pytest.raises(ValueError) as exc:
+    with pytest.raises(DeclarationError) as exc:
         register(cls)
     text = str(exc.value)
     assert text.startswith("fault primitive 'probe_fd_exhaustion' (tests.probe.ProbeFd): "), text
@@ -99,7 +100,7 @@ def test_register_refuses_a_bad_declaration(changes: dict[str, object], message:
 def test_register_lists_every_problem_at_once() -> None:
     from srezero.faults.base import register
 
-    with pytest.raises(ValueError, match=r"layer: .*; params\.x: .*; example: "):
+    with pytest.raises(DeclarationError, match=r"layer: .*; params\.x: .*; example: "):
         register(_declare(layer="kernal", params=(Param("x", int, 1),), example="web_server"))
     assert "probe_fd_exhaustion" not in REGISTRY
 

@@ -15,6 +15,7 @@ from typing import Annotated
 import pytest
 
 import srezero
+from srezero.errors import DeclarationError
 from srezero.faults.base import Signal, read_action
 from srezero.faults.kernel import FdExhaustion
 from srezero.scoring.evidence import EvidenceTracker
@@ -50,7 +51,7 @@ def test_every_entity_argument_is_a_string_argument() -> None:
 
 
 def test_target_arg_must_name_an_argument() -> None:
-    with pytest.raises(ValueError, match="target_arg 'nod' is not one of its arguments"):
+    with pytest.raises(DeclarationError, match="target_arg 'nod' is not one of its arguments"):
         @tool("read", 5, target_arg="nod")
         def misdeclared_probe(ctx, node: Annotated[str, "node name"]) -> ToolOutput:  # pragma: no cover
             return ToolOutput(node)

@@ -273,6 +273,11 @@ def test_unwritable_record_path(tmp_path: Path) -> None:
     path, warning = s.save_or_fallback(blocker / "r.json")
     assert path.exists() and "saved it to" in warning and str(path) in warning
     assert orjson.loads(path.read_bytes())["result"]["steps"] == 2
+    # the end message then offers a report on that file, not on the whole temporary directory
+    from srezero.commands.play import end_message
+
+    text = end_message(str(path), TASK, 0, folder=False)
+    assert f"srezero report {path}" in text and "folder" not in text
     path.unlink()
 
 

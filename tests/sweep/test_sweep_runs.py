@@ -154,6 +154,19 @@ def test_a_run_recorded_by_another_build_is_not_extended_silently(tmp_path):
     assert records.record_path(tmp_path, "random", "inc-001", 1).exists()
 
 
+def test_allow_mixed_is_only_suggested_when_it_would_help(tmp_path):
+    """A user review: a changed build and a changed tool set were refused with advice to pass
+    --allow-mixed, which was then refused too (a changed tool set cannot be mixed)."""
+    runner.sweep(tmp_path, [runner.agent_spec("random")], specs(("inc-001",)), [0], progress=False)
+    old = {**records.load_manifest(tmp_path), "engine": "sha256:0000000000000000", "tools": ["get_alerts"]}
+    records.write_json(tmp_path / records.MANIFEST, old)
+    for allow_mixed in (False, True):
+        with pytest.raises(ValueError, match="tool set changed") as exc:
+            runner.sweep(tmp_path, [runner.agent_spec("random")], specs(("inc-001",)), [1], progress=False,
+                         allow_mixed=allow_mixed)
+        assert "--allow-mixed" not in str(exc.value) and str(exc.value).endswith("use a fresh --out directory")
+
+
 def test_a_down_endpoint_stops_the_sweep_and_failures_fail_the_command(tmp_path, monkeypatch):
     """Ten provider errors in a row stop the sweep (the rest would only wait out retries), keeping what was
     recorded; a command whose episodes failed exits non-zero after printing the table."""
