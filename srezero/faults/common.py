@@ -83,12 +83,13 @@ def live(w: World, service: str) -> list:
 
 
 def baseline(w: World, entity: str, metric: str) -> float:
-    """A metric's settled healthy value (the first history column, recorded before faults and noise).
+    """A metric's settled healthy value (the last history column: the settled tick itself, recorded
+    before faults and noise; earlier columns follow the day's traffic back in time).
 
     Bad values derive from it rather than from the live reading, so the ground truth of a seed is
     the same under every noise profile.
     """
-    return float(w.buf[w.row_of[(entity, metric)], 0])
+    return float(w.buf[w.row_of[(entity, metric)], w.history_cols - 1])
 
 
 def healthy_db_lat(w: World) -> float:

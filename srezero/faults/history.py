@@ -50,13 +50,6 @@ def _ratio(rng: Stream, span: float) -> float:
     return size if rng.random() < 0.5 else 1.0 / size
 
 
-def nearby(value: int | float, rng: Stream) -> int | float | None:
-    """Another setting a modest step (up to the recent span either way) from a number, or None."""
-    new: int | float = round(value * _ratio(rng, _RECENT_SPAN)) if isinstance(value, int) \
-        else round(value * _ratio(rng, _RECENT_SPAN), 2)
-    return new if new != value and new > 0 else None
-
-
 def _other(value: str, pool: tuple[str, ...], rng: Stream) -> str | None:
     others = [v for v in pool if v != value]
     return _pick(rng, others) if others else None

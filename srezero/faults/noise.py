@@ -42,11 +42,15 @@ the release history before the onset must not depend on the profile; tasks add m
 fault does, so only what a change did, and when, can tell them apart. Noise is scheduled before any fault exists, so its benign changes and releases
 sit in the history before a fault's own change or release (which overrides them, as in a real
 incident) and rollback semantics stay intact. Noise may touch a faulty service: a benign change on a
-service is no evidence of its innocence.
+service is no evidence of its innocence, with two exceptions that keep noise from curing or hiding a
+fault: a live release and a live edit of a tuned setting spare the services a fault is in (a tuned
+edit also those on a faulty node and the services they serve; :func:`_spared`). docs/scoring.md
+weighs what that tells an agent.
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Generator
 from typing import TYPE_CHECKING, Any
 
@@ -55,6 +59,7 @@ from srezero.faults.envelopes import ENVELOPES, within
 from srezero.sim import changes
 from srezero.sim.clock import TICK_S
 from srezero.sim.components import HOST_JOBS, Daemon, Deploy, Event
+from srezero.sim.config import READ_ONLY
 from srezero.sim.nodes import log_link_flap
 from srezero.sim.rng import Stream, stream
 from srezero.sim.topology import AUTHORS
@@ -152,54 +157,80 @@ def _host_job(w: World, node: Node, name: str, cores: float, seconds: float, del
     _live(w, delay, gen)
 
 
-#: Keys no model reads, edited harmlessly during an incident whatever the world's faults.
-_INERT_EDITS: tuple[tuple[str, str, Callable[[Any, Stream], Any]], ...] = (
-    ("web_server", "log_level", lambda v, r: "warn" if v == "info" else "info"),
-    ("database", "shared_buffers_mb", lambda v, r: int(v) * int(r.integers(3, 9)) // 2),
-    ("cache", "max_clients", lambda v, r: int(v) + 250 * int(r.integers(4, 80))),
+#: Keys no model reads, edited harmlessly during an incident whatever the world's faults (``u`` is a
+#: uniform draw in [0, 1)).
+_INERT_EDITS: tuple[tuple[str, str, Callable[[Any, float], Any]], ...] = (
+    ("web_server", "log_level", lambda v, u: "warn" if v == "info" else "info"),
+    ("database", "shared_buffers_mb", lambda v, u: int(v) * (3 + int(u * 6)) // 2),
+    ("cache", "max_clients", lambda v, u: int(v) + 250 * (4 + int(u * 76))),
 )
 #: Settings whose envelope does not follow the load (a CPU limit of 1 core is "inside" it whatever the
 #: traffic): a live edit only raises them. ``db_retries`` is never edited live (retries amplify load).
 _RAISE_ONLY = frozenset({"cpu_limit", "memory_limit_mb", "max_open_files", "workers", "concurrency", "idle_timeout_s",
                          "ttl_s", "statement_timeout_ms", "db_timeout_ms", "max_standby_streaming_delay_s"})
-#: The services whose settings shape how a service's fault shows (their capacity or timeouts against it):
-#: a raised worker concurrency hides a queue whose jobs are redelivered, a raised web timeout a slow
-#: database. A live tuned edit leaves them alone too, so noise never hides a fault's symptoms.
+#: The services whose settings shape how a service's fault shows (their capacity, timeouts or load
+#: against it): a raised worker concurrency hides a queue whose jobs are redelivered, a raised web
+#: timeout or cache TTL a slow database. A live tuned edit leaves them alone too, so noise never hides
+#: or worsens a fault's symptoms.
 _CLIENTS = {"load_balancer": ("web_server",), "message_queue": ("worker",), "cache": ("web_server",),
-            "database": ("web_server", "worker")}
+            "database": ("web_server", "worker", "cache"), "web_server": ("load_balancer",)}
 #: Share of live edits on a tuned setting (any numeric key with a safe envelope, or a feature flag)
 #: rather than on a key no model reads.
 LIVE_TUNED_SHARE = 0.8
+#: Uniform draws a live edit takes when it is scheduled: a fixed number, so that what happens in the
+#: world before it lands (an agent's writes included) never shifts the noise stream, and a replay of the
+#: episode without the agent's wrong writes sees the same noise.
+_LIVE_DRAWS = 12
+_NOT_LIVE = frozenset({"db_retries", *(k for _, k in READ_ONLY)})
 
 
-def _live_edit(w: World, rng: Stream) -> tuple[str, str, Any] | None:
-    """What someone changes during the incident, harmlessly: usually a tuned setting of a service that no
-    fault is in and that is no client of a faulty one (:data:`_CLIENTS`): any numeric key with a safe
-    envelope, moved a modest step either way and staying inside the envelope, or a feature flag flipped;
-    otherwise a key no model reads. So neither the key nor the kind of a live change marks it as the
-    cause; its value and what followed it do."""
-    faulty = set().union(*(_services_of(f) for f in w.faults))
-    faulty |= {client for name in tuple(faulty) for client in _CLIENTS.get(name, ())}
-    tuned = [(name, key) for name in sorted(w.services) if name not in faulty
+def _spared(w: World) -> set[str]:
+    """Services a live tuned edit must not touch: those a fault is in, the services on a faulty node or
+    disk's node, and their clients (:data:`_CLIENTS`)."""
+    spared: set[str] = set()
+    for f in w.faults:
+        spared |= _services_of(f)
+        node = f.target.obj if f.target.kind == "node" else getattr(f.target.obj, "node", None)
+        if f.target.kind in ("node", "disk") and node is not None:
+            spared |= {r.kind for r in node.replicas}
+    return spared | {client for name in tuple(spared) for client in _CLIENTS.get(name, ())}
+
+
+def _step(value: int | float, u_size: float, u_down: float, raise_only: bool) -> int | float | None:
+    """``value`` moved by a factor of 1.15 to 2.5, log-uniform, down when ``u_down < 0.5`` (unless
+    ``raise_only``); rounded as the value is; None if that leaves it unchanged or not positive."""
+    size = math.exp(math.log(1.15) + u_size * (math.log(2.5) - math.log(1.15)))
+    factor = 1.0 / size if u_down < 0.5 and not raise_only else size
+    new: int | float = round(value * factor) if isinstance(value, int) else round(value * factor, 2)
+    return new if new != value and new > 0 else None
+
+
+def _live_edit(w: World, draws: list[float]) -> tuple[str, str, Any]:
+    """What someone changes during the incident, harmlessly: usually a tuned setting of a service that
+    no fault touches nor depends on (:func:`_spared`): any numeric key with a safe envelope, moved a
+    modest step either way and staying inside the envelope, or a feature flag flipped; otherwise a key
+    no model reads. So neither the key nor the kind of a live change marks it as the cause; its value
+    and what followed it do. ``draws`` are the edit's own uniforms (:data:`_LIVE_DRAWS`)."""
+    u = iter(draws)
+    spared = _spared(w)
+    tuned = [(name, key) for name in sorted(w.services) if name not in spared
              for key, value in w.services[name].config.items()
-             if key.startswith("feature_flag.")
-             or ((name, key) in ENVELOPES and isinstance(value, int | float) and not isinstance(value, bool)
-                 and key != "db_retries")]
-    if tuned and rng.random() < LIVE_TUNED_SHARE:
-        name, key = tuned[int(rng.integers(0, len(tuned)))]
+             if key not in _NOT_LIVE and (key.startswith("feature_flag.") or (
+                 (name, key) in ENVELOPES and isinstance(value, int | float) and not isinstance(value, bool)))]
+    share, pick = next(u), next(u)
+    if tuned and share < LIVE_TUNED_SHARE:
+        name, key = tuned[int(pick * len(tuned))]
         value = w.services[name].config[key]
         if isinstance(value, bool):
             return name, key, not value
+        tries = [(next(u), next(u)) for _ in range(4)]
         if within(w, name, key, value):  # never on a setting the incident has already put out of bounds
-            for _ in range(4):
-                new = history.nearby(value, rng)
-                if new is not None and key in _RAISE_ONLY and new < value:
-                    new = value * value / new  # the same step, upwards
-                    new = round(new) if isinstance(value, int) else round(new, 2)
+            for u_size, u_down in tries:
+                new = _step(value, u_size, u_down, key in _RAISE_ONLY)
                 if new is not None and within(w, name, key, new):
                     return name, key, new
-    name, key, edit = _INERT_EDITS[int(rng.integers(0, len(_INERT_EDITS)))]
-    return name, key, edit(w.services[name].config[key], rng)
+    name, key, edit = _INERT_EDITS[int(draws[-2] * len(_INERT_EDITS))]
+    return name, key, edit(w.services[name].config[key], draws[-1])
 
 
 def _after_history(w: World, when: float, service: str, kind: str, prefix: str = "") -> float:
@@ -229,17 +260,17 @@ def benign_config_change(w: World, k: float) -> None:
         w.after_faults.append(history.past_edit(w, rng, past, author))
         return
     built = {name: dict(svc.config) for name, svc in w.services.items()}
+    draws = [rng.random() for _ in range(_LIVE_DRAWS)]
 
     def gen() -> Generator[Any, Any, None]:
-        edit = _live_edit(w, rng)
-        if edit is not None:
-            svc, key, new = edit
-            cfg = w.services[svc].config
-            old = cfg[key]
-            if old == built[svc][key]:  # unless someone (a fault) changed this key since: then leave it alone
-                cfg[key] = new
-                w.noise_entities.add(svc)
-                w.change(svc, "config", changes.edit_line(w, key, old, new), author, noise=True)
+        svc, key, new = _live_edit(w, draws)
+        cfg = w.services[svc].config
+        old = cfg[key]
+        # unless someone (a fault, the agent) changed or added this key since: then leave it alone
+        if key in built[svc] and old == built[svc][key]:
+            cfg[key] = new
+            w.noise_entities.add(svc)
+            w.change(svc, "config", changes.edit_line(w, key, old, new), author, noise=True)
         yield w.env.timeout(0)
 
     _live(w, delay, gen)

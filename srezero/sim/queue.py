@@ -49,7 +49,7 @@ def queue_tick(w: World, published: float, db_lat: float, db_err_prev: float, db
     poison_slots = min(slots, busy)
     consume_cap = max(0.0, slots - poison_slots) / proc_s if mq_up else 0.0
     if mqc["max_inflight"] < st.mq_ack_batch:  # a prefetch below the ack batch waits for the ack flush timer
-        ack_cap = len(workers_ready) * mqc["max_inflight"] / st.mq_ack_flush_s
+        ack_cap = working * mqc["max_inflight"] / st.mq_ack_flush_s
         consume_cap = ack_cap if ack_cap < consume_cap else consume_cap
     redeliver = 0.0
     if vt < proc_s * 3:

@@ -3,7 +3,8 @@
 A world is built from a :class:`~srezero.task.spec.TaskSpec` and a seed. Its life has three parts:
 
 1. *History.* One settled healthy tick is broadcast over the history window (vectorised), so an
-   agent can look back 30 minutes without the world simulating them one by one.
+   agent can look back 30-90 minutes without the world simulating them one by one; rates follow the
+   day's traffic and disks fill back in time from it (:meth:`World._backfill_history`).
 2. *Onset.* From the end of history the tick process runs for real; fault processes inject their
    causes on schedule and noise processes add the ambient events of a normal day.
 3. *Incident.* When the task's paging alert fires, :meth:`World.page` returns and the episode
@@ -217,8 +218,9 @@ class World:
         w.buf[:, : w.history_cols] = np.frombuffer(w.vals)[:, None]
         w._backfill_history()
         # Noise first: benign history (changes, releases) is written before any fault exists, so a fault
-        # that later edits the same key or ships a release overrides it, as in a real incident, and noise
-        # needs no knowledge of the faults (a service with a benign change is not thereby innocent).
+        # that later edits the same key or ships a release overrides it, as in a real incident. Only live
+        # edits of tuned settings and live releases look at the faults when they land: they spare the
+        # services a fault is in or could be hidden through (srezero.faults.noise._spared).
         noise.schedule(w, spec.noise, spec.distractors)
         w.faults = [instantiate(f, w, i) for i, f in enumerate(spec.faults)]
         for write in w.after_faults:

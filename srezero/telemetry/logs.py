@@ -75,7 +75,7 @@ WORKER_CAUSES: dict[str, tuple[str, str]] = {
     "dlq_rejected": ("error", "job {job} failed after {maxr} attempts; dead-letter publish rejected (queue 'jobs.dlq' is full), requeueing"),
     "db_error": ("error", "job {job} failed: database error, will retry"),
     "duplicate": ("warn", "job {job} already processed by another consumer; duplicate delivery ignored"),
-    "net_loss": ("error", "consumer: connection to broker {qhost} lost: read tcp: i/o timeout; reconnecting in 2.00 seconds"),
+    "net_loss": ("error", "consumer: connection to broker {mqaddr} lost: read tcp: i/o timeout; reconnecting in 2.00 seconds"),
     "gc_pressure": WEB_CAUSES["gc_pressure"],
     "crash": ("error", "{reason}"),
 }
@@ -177,6 +177,7 @@ _FIELD_FNS = {
     "slowms": lambda w, rep, r, t: int(w.state.db_lat_ms * (3.0 + r.u() * 4.0)) + 200,
     "stmt": lambda w, rep, r, t: _slow_statement(w),
     "qhost": lambda w, rep, r, t: w.services["web_server"].config["queue_host"],
+    "mqaddr": lambda w, rep, r, t: w.state.mq_addr,  # where the workers' broker really is
     "maxr": lambda w, rep, r, t: w.services["message_queue"].config["max_redeliveries"],
     "dlqmax": lambda w, rep, r, t: w.services["message_queue"].config["dlq_max_messages"],
     "pjob": lambda w, rep, r, t: (w.state.mq_poison_ids[r.int(0, len(w.state.mq_poison_ids))]

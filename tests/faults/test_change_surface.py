@@ -19,7 +19,7 @@ from srezero.sim import changes
 from srezero.sim.components import Change
 from srezero.sim.world import World
 
-SEEDS = (0, 1, 2)
+SEEDS = (0, 1, 2, 3, 4)
 _REASON = re.compile(r"\(([^()]*)\)\s*$")
 
 
@@ -190,7 +190,14 @@ def test_harmless_edits_take_the_shapes_faults_edits_take(worlds: list[World]) -
     steps from the new (x0.5, x0.75, x1.5, x2, +500...), or that switched a setting off or emptied it:
     noise never did, so every flag was a fault. Harmless edits now draw any ratio, and some set a
     bad-looking value that a later edit put back."""
-    noise = _edits(worlds, True)
+    from tests.faults.test_noise import control
+
+    # plus worlds with many harmless edits: an emptied value is rare (a days-old, reverted edit of a string
+    # setting: 4 in 2,000 harmless edits), and seed 66 has one
+    many = [World.build(control("quiet", {"benign_config_change": 10}), seed) for seed in range(60, 72)]
+    for w in many:
+        w.page()
+    noise = _edits(worlds + many, True)
     ratios = set()
     for _, old, new in noise:
         try:
@@ -240,8 +247,8 @@ def test_bots_make_harmless_changes_of_every_kind_faults_make(worlds: list[World
 
 def test_a_healthy_release_may_ship_minutes_before_the_page(worlds: list[World]) -> None:
     """Faults' releases ship minutes before the page; so do some healthy ones (never on the culprit)."""
-    recent = [(w, c) for w in worlds for c in w.changes
-              if c.kind == "deploy" and c.noise and w.t_page - 900.0 < c.at <= w.t_page]
+    recent = [(w, c) for w in worlds for c in w.changes  # shipped live (earlier ones may be on any service)
+              if c.kind == "deploy" and c.noise and max(w.t_page - 900.0, (w.history_cols - 1) * 30.0) < c.at <= w.t_page]
     assert len(recent) >= 5
     for w, c in recent:
         culprits = {f.target.name for f in w.faults} | {getattr(f, "service", None) for f in w.faults}

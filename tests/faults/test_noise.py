@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 
 import srezero
@@ -180,8 +181,8 @@ def test_live_config_edits_reach_tuned_settings_of_every_service_and_stay_in_the
 
     seen: set[tuple[str, str]] = set()
     lowered = 0
-    for seed in range(16):
-        w = World.build(control("quiet", {"benign_config_change": 6}), seed)
+    for seed in range(24):
+        w = World.build(control("quiet", {"benign_config_change": 8}), seed)
         w.advance(RUN_S)
         start = (w.history_cols - 1) * 30.0  # the first live tick: earlier edits are history
         for c in w.changes:
@@ -199,20 +200,22 @@ def test_live_config_edits_reach_tuned_settings_of_every_service_and_stay_in_the
     assert lowered >= 3  # not a rule that a live edit only ever raises a limit
 
 
-@pytest.mark.parametrize(("task", "spared"), [("inc-001", {"worker"}), ("inc-025", {"database", "web_server", "worker"})])
-def test_a_live_config_edit_never_lands_on_a_faulty_service_or_its_clients(task: str, spared: set[str]) -> None:
-    """A tuned setting on the faulty service, or on a client of it, could cure or hide the fault (a raised
-    pool, a longer timeout, more consumers for a queue whose jobs are redelivered: generated variants
-    stopped paging), so noise leaves them alone (keys no model reads excepted)."""
-    from srezero.faults.noise import _INERT_EDITS
-
-    inert = {(s, k) for s, k, _ in _INERT_EDITS}
+@pytest.mark.parametrize("task", ["inc-025", "inc-020", "inc-023", "inc-001", "inc-031"])
+def test_live_config_edits_neither_hide_nor_worsen_a_faults_symptoms(task: str) -> None:
+    """A review found tuned live edits that changed what a fault does: a raised cache TTL halved a missing
+    index's edge errors, a raised web timeout under a lossy NIC more than doubled them, a raised CPU limit
+    eased a thermally throttled node. With many live edits added, the edge reads as without them."""
     spec = srezero.get_task(task)
-    noisy = spec.model_copy(update={"noise": NoiseSpec(profile="noisy", extra={"benign_config_change": 6})})
-    for seed in range(6):
-        w = World.build(noisy, seed)
-        w.page()
-        faulty = spared
-        for c in w.changes:
-            if c.at > (w.history_cols - 1) * 30.0 and c.kind == "config" and c.noise and c.service in faulty:
-                assert (c.service, c.detail.split(":", 1)[0]) in inert, (seed, c)
+    for seed in range(4):
+        worlds = []
+        for extra in ({}, {"benign_config_change": 8}):
+            w = World.build(spec.model_copy(update={"noise": NoiseSpec(profile="quiet", extra=extra)}), seed)
+            w.advance(1500.0)
+            worlds.append(w)
+        plain, edited = worlds
+        assert any(c.noise and c.at > (edited.history_cols - 1) * 30.0 for c in edited.changes), (task, seed)
+        c0 = plain.history_cols
+        for metric, tol in (("error_rate", 0.01), ("latency_p99_ms", 0.1)):  # a harmless raise may speed things a little
+            a = plain.buf[plain.row_of[("load_balancer", metric)], c0 : plain.col + 1]
+            b = edited.buf[edited.row_of[("load_balancer", metric)], c0 : edited.col + 1]
+            assert np.allclose(a, b, rtol=tol, atol=tol), (task, seed, metric, float(abs(a - b).max()))
