@@ -33,7 +33,7 @@ _INDEXES = (("orders", "created_at"), ("orders", "customer_id"), ("order_items",
 #: How far an edit's old value may lie from its new one (a ratio, either way). An edit made while the
 #: metrics history runs stays modest, since the series would show a harmful old value; one made days
 #: before can be anything a fault's edit could be. No edit is timid: the ratio is always over 1.15.
-_RECENT_SPAN = 2.5
+RECENT_SPAN = 2.5
 _OLD_SPAN = 16.0
 #: Share of days-old edits that were reverted later: a bad-looking value set and put back, so a change
 #: away from a healthy value in the history is no proof by itself (the live config tells).
@@ -44,10 +44,23 @@ def _pick(rng: Stream, seq: tuple[Any, ...] | list[Any]) -> Any:
     return seq[int(rng.integers(0, len(seq)))]
 
 
+def ratio_of(u_size: float, up: bool, span: float) -> float:
+    """A factor between 1/span and span, log-uniform in size from the uniform draw ``u_size``, never
+    within 15% of 1; above 1 when ``up``."""
+    lo = math.log(1.15)
+    size = math.exp(lo + (math.log(span) - lo) * u_size)
+    return size if up else 1.0 / size
+
+
 def _ratio(rng: Stream, span: float) -> float:
-    """A factor between 1/span and span, log-uniform in size, never within 15% of 1."""
-    size = math.exp(rng.uniform(math.log(1.15), math.log(span)))
-    return size if rng.random() < 0.5 else 1.0 / size
+    return ratio_of(rng.random(), rng.random() < 0.5, span)
+
+
+def scaled(value: int | float, factor: float) -> int | float | None:
+    """``value`` times ``factor``, rounded as the value is (whole, or to 2 places); None when that
+    leaves it unchanged or not positive."""
+    new: int | float = round(value * factor) if isinstance(value, int) else round(value * factor, 2)
+    return new if new != value and new > 0 else None
 
 
 def _other(value: str, pool: tuple[str, ...], rng: Stream) -> str | None:
@@ -62,14 +75,10 @@ def _earlier(value: Any, rng: Stream, span: float) -> Any:
     probe path (srezero.sim.config)."""
     if isinstance(value, bool):
         return not value
-    if isinstance(value, int):
-        if value == 0:  # a limit taken off (0 is "none" for rate limits and retries)
-            return max(1, round(math.exp(rng.uniform(math.log(2.0), math.log(5000.0)))))
-        prev = round(value * _ratio(rng, span))
-        return prev if prev != value and prev > 0 else None
-    if isinstance(value, float):
-        prev = round(value * _ratio(rng, span), 2)
-        return prev if prev != value and prev > 0 else None
+    if isinstance(value, int) and value == 0:  # a limit taken off (0 is "none" for rate limits and retries)
+        return max(1, round(math.exp(rng.uniform(math.log(2.0), math.log(5000.0)))))
+    if isinstance(value, int | float):
+        return scaled(value, _ratio(rng, span))
     if value in _LEVELS:
         return _pick(rng, [v for v in _LEVELS if v != value])
     if value in HEALTH_PATHS:
@@ -101,7 +110,7 @@ def _earlier_sysctl(node: Node, key: str, rng: Stream, span: float) -> str:
         lo = min(hi - 1024, max(1024, round(node.port_lo * _ratio(rng, min(span, 4.0)))))
         return f"{lo} {hi}"
     now = node.fd_max if key == "fs.file-max" else node.conntrack_max
-    shift = 1 + int(rng.integers(0, 2 if span <= _RECENT_SPAN else 5))
+    shift = 1 + int(rng.integers(0, 2 if span <= RECENT_SPAN else 5))
     return str(now << shift if rng.random() < 0.5 else max(1024, now >> shift))
 
 
@@ -112,7 +121,7 @@ def past_edit(w: World, rng: Stream, when: float, author: str) -> Callable[[], N
     may be a revert: a bad-looking value set, then put back hours later."""
     built = {name: dict(svc.config) for name, svc in w.services.items()}
     old = when < 0.0  # before the first column of the metrics history
-    span = _OLD_SPAN if old else _RECENT_SPAN
+    span = _OLD_SPAN if old else RECENT_SPAN
 
     def write() -> None:
         if rng.random() < 0.25:

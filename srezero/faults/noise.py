@@ -50,7 +50,6 @@ weighs what that tells an agent.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable, Generator
 from typing import TYPE_CHECKING, Any
 
@@ -190,19 +189,10 @@ def _spared(w: World) -> set[str]:
     spared: set[str] = set()
     for f in w.faults:
         spared |= _services_of(f)
-        node = f.target.obj if f.target.kind == "node" else getattr(f.target.obj, "node", None)
-        if f.target.kind in ("node", "disk") and node is not None:
+        if f.target.kind in ("node", "disk"):
+            node = f.target.obj if f.target.kind == "node" else f.target.obj.node
             spared |= {r.kind for r in node.replicas}
     return spared | {client for name in tuple(spared) for client in _CLIENTS.get(name, ())}
-
-
-def _step(value: int | float, u_size: float, u_down: float, raise_only: bool) -> int | float | None:
-    """``value`` moved by a factor of 1.15 to 2.5, log-uniform, down when ``u_down < 0.5`` (unless
-    ``raise_only``); rounded as the value is; None if that leaves it unchanged or not positive."""
-    size = math.exp(math.log(1.15) + u_size * (math.log(2.5) - math.log(1.15)))
-    factor = 1.0 / size if u_down < 0.5 and not raise_only else size
-    new: int | float = round(value * factor) if isinstance(value, int) else round(value * factor, 2)
-    return new if new != value and new > 0 else None
 
 
 def _live_edit(w: World, draws: list[float]) -> tuple[str, str, Any]:
@@ -225,8 +215,9 @@ def _live_edit(w: World, draws: list[float]) -> tuple[str, str, Any]:
             return name, key, not value
         tries = [(next(u), next(u)) for _ in range(4)]
         if within(w, name, key, value):  # never on a setting the incident has already put out of bounds
-            for u_size, u_down in tries:
-                new = _step(value, u_size, u_down, key in _RAISE_ONLY)
+            for u_size, u_down in tries:  # a modest step, as a recent history edit takes; down when u_down < 0.5
+                up = u_down >= 0.5 or key in _RAISE_ONLY
+                new = history.scaled(value, history.ratio_of(u_size, up, history.RECENT_SPAN))
                 if new is not None and within(w, name, key, new):
                     return name, key, new
     name, key, edit = _INERT_EDITS[int(draws[-2] * len(_INERT_EDITS))]

@@ -34,8 +34,7 @@ def tick(w: World) -> None:
     lifecycle(w, t)
 
     # --- clients and load balancer ------------------------------------------------------------
-    diurnal = 1.0 + st.diurnal_amp * math.sin(t / 86400.0 * 2 * math.pi + st.diurnal_phase)
-    rps_in = st.base_rps * diurnal * st.surge * w.traffic_noise[w.col]
+    rps_in = st.base_rps * st.diurnal(t) * st.surge * w.traffic_noise[w.col]
     lb = S["load_balancer"]
     lbc = lb.config
     web = S["web_server"]

@@ -6,6 +6,10 @@ Defaults live on the class so a fault module can introduce a new modifier by add
 
 from __future__ import annotations
 
+import math
+from collections.abc import Callable
+from typing import Any
+
 
 class ModelState:
     # --- traffic
@@ -13,6 +17,11 @@ class ModelState:
     surge: float = 1.0  # multiplier from transient surges (noise or fault triggers)
     diurnal_amp: float = 0.08
     diurnal_phase: float = 0.0
+
+    def diurnal(self, t: Any, sin: Callable[[Any], Any] = math.sin) -> Any:
+        """The day's traffic curve at simulated time ``t`` (seconds), a factor around 1; ``sin=np.sin``
+        takes an array of times (the history backfill), ``math.sin`` one time (the tick)."""
+        return 1.0 + self.diurnal_amp * sin(t / 86400.0 * 2 * math.pi + self.diurnal_phase)
 
     # --- seeded healthy constants (set by World.build)
     web_cpu_ms: float = 9.0

@@ -238,16 +238,13 @@ class World:
         minute): request and job rates follow the day's curve and the traffic noise of their column,
         and disks fill at their growth rate, backwards in time from the settled tick."""
         h = self.history_cols
-        st = self.state
-        t = np.arange(h, dtype=np.float64) * TICK_S
-        traffic = (1.0 + st.diurnal_amp * np.sin(t / 86400.0 * 2 * math.pi + st.diurnal_phase)) \
-            * np.asarray(self.traffic_noise[:h])
+        traffic = self.state.diurnal(np.arange(h, dtype=np.float64) * TICK_S, np.sin) * np.asarray(self.traffic_noise[:h])
         rows = [row for (_, metric), row in self.row_of.items() if metric in _RATE_METRICS]
         self.buf[rows, :h] *= traffic / traffic[-1]
         ago = np.arange(h - 1, -1, -1, dtype=np.float64) * PER_TICK_H
         for node in self.topo.nodes:
             for disk, row in ((node.disks[0], node.row + M.N_ROOT), (node.disks[-1], node.row + M.N_DATA)):
-                self.buf[row, : self.history_cols] = (disk.used_gb - disk.growth_gb_per_h * ago) / disk.capacity_gb * 100.0
+                self.buf[row, :h] = (disk.used_gb - disk.growth_gb_per_h * ago) / disk.capacity_gb * 100.0
 
     # ------------------------------------------------------------------ time
     def _ticker(self):

@@ -197,6 +197,7 @@ def test_a_flapping_link_on_the_standbys_node_breaks_the_wal_stream_and_leaves_t
     # the primary serves as before (its load may fall, with a web replica on the standby's node failing)
     assert at(touched, "database", "error_rate") == at(plain, "database", "error_rate")
 
+
 # ------------------------------------------------------------------ kernel tables
 @pytest.mark.parametrize("seed", SEEDS)
 def test_a_full_conntrack_table_drops_new_connections_on_its_node_and_no_other(seed: int) -> None:
