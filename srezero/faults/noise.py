@@ -50,6 +50,7 @@ weighs what that tells an agent.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Generator
 from typing import TYPE_CHECKING, Any
 
@@ -116,6 +117,14 @@ def _rng(w: World) -> Stream:
 
 def _author(w: World) -> str:
     return AUTHORS[int(_rng(w).integers(0, len(AUTHORS)))]
+
+
+def _rising(rng: Stream, lo: float, hi: float) -> float:
+    """A live item's delay after the start of the simulation, with a density rising from zero at ``lo``
+    to its peak at ``hi``. History holds no restarts, CPU spikes or latency bumps, so live ones that
+    set in at full rate would mark the first live tick (and with it the onset); a rate that rises from
+    nothing does not (one draw, as a uniform delay takes)."""
+    return lo + (hi - lo) * math.sqrt(rng.random())
 
 
 def _live(w: World, delay: float, gen: Callable[[], Generator[Any, Any, None]]) -> None:
@@ -245,7 +254,7 @@ def benign_config_change(w: World, k: float) -> None:
     author = _author(w)
     live = rng.random() < 0.5
     past = w.now - (float(rng.uniform(1.0, 4.0)) * 86400 if rng.random() < 0.3 else float(rng.uniform(120, 5400)))
-    delay = float(rng.uniform(20.0, 480.0))
+    delay = float(rng.uniform(20.0, 480.0))  # uniform: it must often land before the page, as faults' edits do
     if not live:
         # written once the faults exist, so the story of each key stays consistent (history.py)
         w.after_faults.append(history.past_edit(w, rng, past, author))
@@ -361,7 +370,7 @@ def transient_restart(w: World, k: float) -> None:
     svc = ("web_server", "worker")[int(_rng(w).integers(0, 2))]
     reps = w.services[svc].replicas
     rep = reps[int(_rng(w).integers(0, len(reps)))]
-    delay = float(_rng(w).uniform(0, 600))
+    delay = _rising(_rng(w), 0.0, 600.0)
     w.noise_entities.add(rep.name)
 
     def gen() -> Generator[Any, Any, None]:
@@ -376,7 +385,7 @@ def transient_restart(w: World, k: float) -> None:
 @noise("latency_blip")
 def latency_blip(w: World, k: float) -> None:
     """A brief database latency bump (a checkpoint), far below any SLO."""
-    delay = float(_rng(w).uniform(0, 900))
+    delay = _rising(_rng(w), 0.0, 900.0)
     extra = float(_rng(w).uniform(2, 6))
 
     def gen() -> Generator[Any, Any, None]:
@@ -393,7 +402,7 @@ def batch_cpu_spike(w: World, k: float) -> None:
     busy must not tell routine from cause)."""
     nodes = w.topo.nodes
     node = nodes[int(_rng(w).integers(0, len(nodes)))]
-    delay = float(_rng(w).uniform(0, 600))
+    delay = _rising(_rng(w), 0.0, 600.0)
     cores = node.cores * float(_rng(w).uniform(0.3, 0.5))
     w.noise_entities.add(node.name)
     _host_job(w, node, _job_name(w), cores, float(_rng(w).uniform(180, 420)), delay)
@@ -405,7 +414,7 @@ def unrelated_alert(w: World, k: float) -> None:
     cache's too, so the alert's node does not tell noise from cause); the system stays within its SLOs."""
     nodes = w.topo.nodes
     node = nodes[int(_rng(w).integers(0, len(nodes)))]
-    delay = float(_rng(w).uniform(0, 300))
+    delay = _rising(_rng(w), 0.0, 300.0)
     w.noise_entities.add(node.name)
     _host_job(w, node, _job_name(w), node.cores * 0.9, 240.0, delay)
 

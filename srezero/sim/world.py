@@ -2,9 +2,10 @@
 
 A world is built from a :class:`~srezero.task.spec.TaskSpec` and a seed. Its life has three parts:
 
-1. *History.* One settled healthy tick is broadcast over the history window (vectorised), so an
-   agent can look back 30-90 minutes without the world simulating them one by one; rates follow the
-   day's traffic and disks fill back in time from it (:meth:`World._backfill_history`).
+1. *History.* One settled healthy tick is filled over the history window (vectorised), so an
+   agent can look back 30-90 minutes without the world simulating them one by one; every series
+   follows the day's traffic as the model responds to load near that tick, and disks fill back in
+   time from it (:meth:`World._backfill_history`).
 2. *Onset.* From the end of history the tick process runs for real; fault processes inject their
    causes on schedule and noise processes add the ambient events of a normal day.
 3. *Incident.* When the task's paging alert fires, :meth:`World.page` returns and the episode
@@ -42,8 +43,12 @@ SPARE_REPLICAS = 24
 EPOCH = dt.datetime(2026, 3, 2, 8, 0, tzinfo=dt.UTC)
 
 
-#: Metrics proportional to the traffic at the healthy load of the history (scaled with it there).
-_RATE_METRICS = frozenset({"request_rate", "publish_rate", "consume_rate", "processed_per_s"})
+#: How much lighter the traffic of the settling probe is: history follows each series' response to
+#: load between it and the settled tick (:meth:`World._settle`). The history's traffic spans about
+#: +-10% around the settled tick, so the line is interpolated or extrapolated only a little.
+PROBE_DROP = 0.1
+#: Ticks that settle the model's smoothed state on a healthy system before the probe
+SETTLE_TICKS = 2
 _PER_METRIC = {"sigma": (M.NOISE_SIGMA, 0.0), "ceiling": (M.NOISE_CEILING, float("inf"))}
 
 
@@ -213,10 +218,9 @@ class World:
         from srezero.faults.base import instantiate
 
         w = cls(spec, seed)
-        for _ in range(3):  # settle hysteresis state on a healthy system
-            tick(w)
+        probe = w._settle()
         w.buf[:, : w.history_cols] = np.frombuffer(w.vals)[:, None]
-        w._backfill_history()
+        w._backfill_history(probe)
         # Noise first: benign history (changes, releases) is written before any fault exists, so a fault
         # that later edits the same key or ships a release overrides it, as in a real incident. Only live
         # edits of tuned settings and live releases look at the faults when they land: they spare the
@@ -232,15 +236,51 @@ class World:
         w.env.process(w._ticker())
         return w
 
-    def _backfill_history(self) -> None:
-        """Give the broadcast history the movement live ticks have, so no series changes character at
+    def _settle(self) -> tuple[np.ndarray, np.ndarray]:
+        """Settle the healthy system at the traffic of the last history column, with a one-tick probe
+        at lighter traffic on the way; return every series in the probe's tick and in the tick after.
+
+        Series respond to a change of load partly at once and partly a tick later (queued work and
+        smoothed latencies carry over), so the two columns give both parts (:meth:`_backfill_history`).
+        The probe starts from a settled system (the model's smoothed state starts from rough guesses),
+        and the live ticks continue from the last of the ticks at the column's own load after it, when
+        what the model carries over from the probe is well under its measurement noise."""
+        for _ in range(SETTLE_TICKS):
+            tick(self)
+        noise, col = self.traffic_noise, self.col
+        own = noise[col]
+        noise[col] = own * (1.0 - PROBE_DROP)
+        tick(self)
+        noise[col] = own
+        during = np.frombuffer(self.vals).copy()
+        tick(self)
+        after = np.frombuffer(self.vals).copy()
+        tick(self)
+        return during, after
+
+    def _backfill_history(self, probe: tuple[np.ndarray, np.ndarray]) -> None:
+        """Give the filled history the movement live ticks have, so no series changes character at
         the first live tick (which would date the start of the simulation, and so the onset, to the
-        minute): request and job rates follow the day's curve and the traffic noise of their column,
-        and disks fill at their growth rate, backwards in time from the settled tick."""
+        minute). Every series follows the day's curve and the traffic noise of its column as the
+        probe measured its response near the settled tick: in part at once, in part a tick later
+        (rates exactly in proportion; CPU, connections and latencies through the model's smoothing).
+        Disks fill at their growth rate, backwards in time from the settled tick. The last column
+        stays the settled tick itself, which the first live tick continues from."""
         h = self.history_cols
         traffic = self.state.diurnal(np.arange(h, dtype=np.float64) * TICK_S, np.sin) * np.asarray(self.traffic_noise[:h])
-        rows = [row for (_, metric), row in self.row_of.items() if metric in _RATE_METRICS]
-        self.buf[rows, :h] *= traffic / traffic[-1]
+        buf = self.buf
+        settled = buf[:, h - 1]
+        at_once = (settled - probe[0]) * (1.0 / PROBE_DROP)  # change per unit of relative load, that tick
+        later = (settled - probe[1]) * (1.0 / PROBE_DROP)  # ... and what the next tick carries over
+        lift = traffic / traffic[-1] - 1.0
+        before = np.concatenate(([lift[0]], lift[:-1]))
+        before[-1] = 0.0  # the settled tick followed ticks at its own load
+        rows = np.flatnonzero((at_once != 0.0) | (later != 0.0))  # most rows: counts, limits, idle series
+        hist = np.multiply.outer(at_once[rows], lift)
+        hist += np.multiply.outer(later[rows], before)
+        hist += settled[rows, None]
+        # a line extrapolated past the probe must not take a series below zero (no metric is negative)
+        buf[rows, :h] = np.maximum(hist, 0.0, out=hist)
         ago = np.arange(h - 1, -1, -1, dtype=np.float64) * PER_TICK_H
         for node in self.topo.nodes:
             for disk, row in ((node.disks[0], node.row + M.N_ROOT), (node.disks[-1], node.row + M.N_DATA)):

@@ -92,7 +92,7 @@ def test_greedy_is_hurt_by_distractors():
     base = srezero.get_task("inc-001")
     clean = base.model_copy(update={"distractors": {}})
     noisy = base.model_copy(update={"distractors": {"transient_restart": 2, "unrelated_alert": 1}})
-    seeds = range(6)
+    seeds = range(10)  # noise alone lures it now and then too (a release rolling out at the page)
     calm = _marks("greedy", clean, seeds)
     hurt = [run_episode(Episode(noisy, s), registry.create("greedy"), s)["result"] for s in seeds]
     assert np.mean(calm) >= 80

@@ -219,3 +219,18 @@ def test_live_config_edits_neither_hide_nor_worsen_a_faults_symptoms(task: str) 
             a = plain.buf[plain.row_of[("load_balancer", metric)], c0 : plain.col + 1]
             b = edited.buf[edited.row_of[("load_balancer", metric)], c0 : edited.col + 1]
             assert np.allclose(a, b, rtol=tol, atol=tol), (task, seed, metric, float(abs(a - b).max()))
+
+
+def test_live_noise_sets_in_gradually_after_the_start() -> None:
+    """History has no restarts, so live restarts that set in at full rate would bunch right after the
+    first live tick and date it (and with it the onset): their rate rises from nothing instead. With a
+    uniform delay over the same ten minutes a fifth of them would land in the first two."""
+    delays = []
+    for seed in range(30):
+        w = World.build(control("noisy"), seed)
+        start = w.now
+        w.advance(900.0)
+        delays += [e.at - start for e in w.events if e.reason == "Unhealthy" and e.at >= start]
+    assert len(delays) >= 40
+    assert np.mean(np.array(delays) < 120.0) < 0.1
+    assert max(delays) > 400.0  # still spread over the whole window

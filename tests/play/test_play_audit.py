@@ -32,8 +32,8 @@ def _change_rows(s: PlaySession) -> list[tuple[float, str]]:
 
 
 #: (task, seed) pairs where, at the time of writing, a distractor or noise change landed on the tick the fault
-#: began (inc-002 seed 1: the benign web_server deploy the task uses as a lure, 21 s before the onset)
-ONSET_TICK = [("inc-002", 1), ("inc-036", 2), ("inc-009", 1), ("inc-033", 4), ("inc-038", 4), ("inc-026", 2)]
+#: began (inc-038 seed 4: a benign web_server release 7 s before the onset)
+ONSET_TICK = [("inc-031", 4), ("inc-032", 3), ("inc-033", 2), ("inc-038", 4), ("inc-043", 2)]
 
 
 def test_a_red_herring_on_the_onset_tick_is_not_the_root_cause() -> None:

@@ -316,7 +316,7 @@ def test_the_throttling_a_cgroup_reports_is_a_rate_over_the_last_two_minutes_not
     plain, touched = twins(seed)
     web = touched.services["web_server"]
     rep, healthy = web.replicas[0], web.config["cpu_limit"]
-    web.config["cpu_limit"] = round(rep.cpu * 0.8, 2)
+    web.config["cpu_limit"] = round(rep.cpu * 0.7, 2)
     advance(180.0, plain, touched)
     assert throttled(touched, rep) > 80
     web.config["cpu_limit"] = healthy
