@@ -119,12 +119,20 @@ def _author(w: World) -> str:
     return AUTHORS[int(_rng(w).integers(0, len(AUTHORS)))]
 
 
-def _rising(rng: Stream, lo: float, hi: float) -> float:
-    """A live item's delay after the start of the simulation, with a density rising from zero at ``lo``
-    to its peak at ``hi``. History holds no restarts, CPU spikes or latency bumps, so live ones that
-    set in at full rate would mark the first live tick (and with it the onset); a rate that rises from
-    nothing does not (one draw, as a uniform delay takes)."""
-    return lo + (hi - lo) * math.sqrt(rng.random())
+#: How long the rate of live restarts, CPU spikes and latency bumps takes to rise from nothing to
+#: its level (:func:`_rising`)
+RAMP_S = 180.0
+
+
+def _rising(rng: Stream, hi: float) -> float:
+    """A live item's delay after the start of the simulation, up to ``hi``: its rate rises from zero
+    over the first :data:`RAMP_S` and is flat after. History holds no restarts, CPU spikes or latency
+    bumps, so live ones that set in at full rate would mark the first live tick (and with it the onset);
+    a rate that rises over six ticks does not, and most still land before the page. One draw, as a
+    uniform delay takes."""
+    area = hi - RAMP_S / 2.0  # of the density: a ramp of height 1 over RAMP_S, then flat at 1
+    u = rng.random() * area
+    return math.sqrt(2.0 * RAMP_S * u) if u < RAMP_S / 2.0 else u + RAMP_S / 2.0
 
 
 def _live(w: World, delay: float, gen: Callable[[], Generator[Any, Any, None]]) -> None:
@@ -370,7 +378,7 @@ def transient_restart(w: World, k: float) -> None:
     svc = ("web_server", "worker")[int(_rng(w).integers(0, 2))]
     reps = w.services[svc].replicas
     rep = reps[int(_rng(w).integers(0, len(reps)))]
-    delay = _rising(_rng(w), 0.0, 600.0)
+    delay = _rising(_rng(w), 600.0)
     w.noise_entities.add(rep.name)
 
     def gen() -> Generator[Any, Any, None]:
@@ -385,7 +393,7 @@ def transient_restart(w: World, k: float) -> None:
 @noise("latency_blip")
 def latency_blip(w: World, k: float) -> None:
     """A brief database latency bump (a checkpoint), far below any SLO."""
-    delay = _rising(_rng(w), 0.0, 900.0)
+    delay = _rising(_rng(w), 900.0)
     extra = float(_rng(w).uniform(2, 6))
 
     def gen() -> Generator[Any, Any, None]:
@@ -402,7 +410,7 @@ def batch_cpu_spike(w: World, k: float) -> None:
     busy must not tell routine from cause)."""
     nodes = w.topo.nodes
     node = nodes[int(_rng(w).integers(0, len(nodes)))]
-    delay = _rising(_rng(w), 0.0, 600.0)
+    delay = _rising(_rng(w), 600.0)
     cores = node.cores * float(_rng(w).uniform(0.3, 0.5))
     w.noise_entities.add(node.name)
     _host_job(w, node, _job_name(w), cores, float(_rng(w).uniform(180, 420)), delay)
@@ -414,7 +422,7 @@ def unrelated_alert(w: World, k: float) -> None:
     cache's too, so the alert's node does not tell noise from cause); the system stays within its SLOs."""
     nodes = w.topo.nodes
     node = nodes[int(_rng(w).integers(0, len(nodes)))]
-    delay = _rising(_rng(w), 0.0, 300.0)
+    delay = _rising(_rng(w), 300.0)
     w.noise_entities.add(node.name)
     _host_job(w, node, _job_name(w), node.cores * 0.9, 240.0, delay)
 
