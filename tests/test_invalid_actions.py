@@ -58,6 +58,12 @@ def test_specific_bad_inputs_have_clear_errors() -> None:
         'set_config(service="web_server", key="db_pool_size", value="lots")': "expected an integer",
         "get_alerts(1, 2, 3)": "positional",
         "__import__('os').system('echo hi')": "single tool call",
+        # a wrong choice is echoed, with the choice it most likely meant
+        'node_diagnostics(node="x", check="limitz")': "or 'limits', not 'limitz' (did you mean 'limits'?)",
+        'node_diagnostics(node="x", check="smart")': "not 'smart'",
+        'submit_diagnosis(root_causes=[{"entity": "database", "category": "misconfig", "detail": "x"}], summary="s")':
+            "not 'misconfig' (did you mean 'misconfiguration'?)",
+        'query_metrics(target="database", metrc="cpu_cores")': "(did you mean metric?)",
     }
     for action, expected in cases.items():
         obs, *_ = env.step(action)

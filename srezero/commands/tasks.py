@@ -32,10 +32,23 @@ def tasks_cmd(split: str | None, difficulty: str | None, tags: tuple[str, ...], 
     --no-spoilers for a list you can hand to students."""
     from srezero.task.loader import TaskFileError, load_specs
 
-    try:
-        specs = load_specs(tuple(dirs))
+    broken: list[TaskFileError] = []
+    try:  # the published page must come from every file; a listing shows what loads and names what does not
+        specs = load_specs(tuple(dirs), None if markdown else broken)
     except TaskFileError as exc:
         raise click.ClickException(str(exc)) from None
+    try:
+        _list(specs, split, difficulty, tags, layer, root, as_json, markdown, no_spoilers)
+    finally:
+        for exc in broken:
+            click.echo(f"Error: {exc}", err=True)
+    if broken:
+        click.echo(f"{len(broken)} task file(s) not loaded (fix them or move them out of the task directory)", err=True)
+        raise click.exceptions.Exit(1)
+
+
+def _list(specs: list, split: str | None, difficulty: str | None, tags: tuple[str, ...], layer: str | None,
+          root: str | None, as_json: bool, markdown: bool, no_spoilers: bool) -> None:
     rows = [(s, p) for s, p in specs
             if (not split or s.split == split) and (not difficulty or s.difficulty == difficulty)
             and all(tag in s.tags for tag in tags) and (not layer or layer in s.layers)

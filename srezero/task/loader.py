@@ -219,9 +219,20 @@ def get_task(task_id: str, extra: tuple[str, ...] = ()) -> TaskSpec:
     return _load_cached(str(p), p.stat().st_mtime)
 
 
-def load_specs(extra: tuple[str, ...] = ()) -> list[tuple[TaskSpec, Path]]:
-    """Every curated task (bundled, SREZERO_TASKS_PATH, ``extra``) with its file, in id order per directory."""
-    return [(get_task(tid, extra), p) for tid, p in _index(extra).items()]
+def load_specs(extra: tuple[str, ...] = (), errors: list[TaskFileError] | None = None) -> list[tuple[TaskSpec, Path]]:
+    """Every curated task (bundled, SREZERO_TASKS_PATH, ``extra``) with its file, in id order per directory.
+
+    A broken file raises its TaskFileError, unless ``errors`` is given: then it is appended there and
+    the other tasks still load (a listing shows what works and names what does not)."""
+    out = []
+    for tid, p in _index(extra).items():
+        try:
+            out.append((get_task(tid, extra), p))
+        except TaskFileError as exc:
+            if errors is None:
+                raise
+            errors.append(exc)
+    return out
 
 
 def list_tasks(extra: tuple[str, ...] = ()) -> list[TaskInfo]:

@@ -16,8 +16,10 @@ names and receive the same validated arguments.
 from __future__ import annotations
 
 import contextlib
+import difflib
 import functools
 import inspect
+import re
 import typing
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -31,6 +33,12 @@ from srezero.errors import DeclarationError
 Kind = Literal["read", "write", "submit"]
 _SCALARS = frozenset((str, int, float, bool, type(None)))
 _MAX_VERDICTS = 4096  # per tool; cleared when full (agents' distinct calls per run are far fewer)
+
+
+def _closest(word: str, options: tuple[str, ...]) -> str | None:
+    """The option a mistyped ``word`` most likely meant, if one is close."""
+    close = difflib.get_close_matches(word, options, n=1, cutoff=0.6)
+    return close[0] if close else None
 
 
 class ToolError(Exception):
@@ -166,8 +174,14 @@ class ToolSpec:
                 msg = err["msg"]
                 if err["type"] == "extra_forbidden":
                     msg = f"unknown argument; {self.name} takes {', '.join(self.arg_names) or 'no arguments'}"
+                    hint = _closest(str(err["loc"][0]), self.arg_names)
+                    msg += f" (did you mean {hint}?)" if hint else ""
                 elif err["type"] == "missing":
                     msg = "required argument is missing"
+                elif err["type"] == "literal_error":  # say what was sent, and the likely intended choice
+                    choices = tuple(re.findall(r"'([^']*)'", str(err.get("ctx", {}).get("expected", ""))))
+                    hint = _closest(str(err["input"]), choices)
+                    msg += f", not {err['input']!r}" + (f" (did you mean {hint!r}?)" if hint else "")
                 parts.append(f"{loc}: {msg}")
             raise ToolError(f"invalid arguments for {self.name}: " + "; ".join(parts)) from None
         return obj.model_dump()

@@ -106,6 +106,20 @@ def test_private_task_colliding_with_a_bundled_id(tmp_path: Path, monkeypatch: p
     assert out.exit_code != 0 and "duplicate task id 'inc-001'" in out.output
 
 
+def test_a_broken_file_on_the_task_path_is_named_and_the_others_still_list_and_run(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    (tmp_path / "held-out-1.toml").write_text(PRIVATE.format(id="held-out-1"))
+    (tmp_path / "broken.toml").write_text('id = "broken"\ntitle = 3\n')
+    monkeypatch.setenv("SREZERO_TASKS_PATH", str(tmp_path))
+    out = CliRunner().invoke(cli, ["tasks", "--json"])
+    assert out.exit_code == 1
+    assert "held-out-1" in {t["id"] for t in orjson.loads(out.stdout)}
+    assert "broken.toml: title: Input should be a valid string" in out.stderr
+    assert "1 task file(s) not loaded" in out.stderr
+    assert _invoke("run", "--task", "held-out-1", "--agent", "oracle", "--quiet").exit_code == 0
+    assert "broken.toml: title" in _invoke("task", "show", "broken").output
+
+
 def test_missing_private_dir_is_reported(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     monkeypatch.setenv("SREZERO_TASKS_PATH", str(tmp_path / "nowhere"))
     out = _invoke("tasks")

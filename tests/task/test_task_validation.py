@@ -68,6 +68,8 @@ CASES = [
      "count for 'benign_deploy' must be 0-10, got 11"),
     ("bad-profile", "", "", "[noise]\nprofile = 'loud'", "noise.profile", "'quiet', 'default' or 'noisy'"),
     ("unknown-alert", "", "", "[alert]\nname = 'EverythingIsOnFire'", "alert.name", "unknown alert 'EverythingIsOnFire'"),
+    ("alert-typo", "", "", "[alert]\nname = 'HighErorRate'", "alert.name",
+     "unknown alert 'HighErorRate'; did you mean HighErrorRate?"),
     ("alert-metric", "", "", "[alert]\nname = 'Custom'\nentity = 'cache'\nmetric = 'queue_depth'", "alert.metric",
      "cache has no metric 'queue_depth'"),
     ("budget-range", "", "", "[budget]\nsteps = 2", "budget.steps", "greater than or equal to 5"),
