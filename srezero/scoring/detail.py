@@ -32,7 +32,7 @@ import re
 from functools import lru_cache
 from typing import TYPE_CHECKING
 
-from srezero.faults.base import HIGHER_WORDS, LOWER_WORDS
+from srezero.faults.detail_words import HIGHER_WORDS, LOWER_WORDS
 from srezero.scoring.naming import is_concrete
 
 if TYPE_CHECKING:

@@ -225,7 +225,7 @@ def test_a_value_is_matched_as_a_whole_number() -> None:
 
 
 def test_value_tokens_are_written_as_the_config_tools_show_them() -> None:
-    from srezero.faults.base import MISSING_WORDS, value_tokens
+    from srezero.faults.detail_words import MISSING_WORDS, value_tokens
 
     assert value_tokens(40) == ("40",)
     assert value_tokens(2.0) == ("2.0", "2")
