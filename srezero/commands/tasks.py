@@ -4,9 +4,13 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 import orjson
+
+if TYPE_CHECKING:
+    from srezero.task.spec import TaskSpec
 
 TASKS_DIR = click.option("--tasks-dir", "dirs", multiple=True, type=click.Path(exists=True, file_okay=False),
                          help="extra task directory, e.g. private held-out tasks (repeatable; also SREZERO_TASKS_PATH)")
@@ -37,17 +41,15 @@ def tasks_cmd(split: str | None, difficulty: str | None, tags: tuple[str, ...], 
         specs = load_specs(tuple(dirs), None if markdown else broken)
     except TaskFileError as exc:
         raise click.ClickException(str(exc)) from None
-    try:
-        _list(specs, split, difficulty, tags, layer, root, as_json, markdown, no_spoilers)
-    finally:
+    _list(specs, split, difficulty, tags, layer, root, as_json, markdown, no_spoilers)
+    if broken:  # after the listing, whichever form it took
         for exc in broken:
             click.echo(f"Error: {exc}", err=True)
-    if broken:
         click.echo(f"{len(broken)} task file(s) not loaded (fix them or move them out of the task directory)", err=True)
         raise click.exceptions.Exit(1)
 
 
-def _list(specs: list, split: str | None, difficulty: str | None, tags: tuple[str, ...], layer: str | None,
+def _list(specs: list[tuple[TaskSpec, Path]], split: str | None, difficulty: str | None, tags: tuple[str, ...], layer: str | None,
           root: str | None, as_json: bool, markdown: bool, no_spoilers: bool) -> None:
     rows = [(s, p) for s, p in specs
             if (not split or s.split == split) and (not difficulty or s.difficulty == difficulty)

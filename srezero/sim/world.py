@@ -284,7 +284,7 @@ class World:
         ago = np.arange(h - 1, -1, -1, dtype=np.float64) * PER_TICK_H
         for node in self.topo.nodes:
             for disk, row in ((node.disks[0], node.row + M.N_ROOT), (node.disks[-1], node.row + M.N_DATA)):
-                self.buf[row, :h] = (disk.used_gb - disk.growth_gb_per_h * ago) / disk.capacity_gb * 100.0
+                buf[row, :h] = (disk.used_gb - disk.growth_gb_per_h * ago) / disk.capacity_gb * 100.0
 
     # ------------------------------------------------------------------ time
     def _ticker(self):

@@ -259,9 +259,8 @@ class AlertSpec(_Model):
         if self.metric is None:
             names = [r.name for r in DEFAULT_RULES]
             if self.name not in names:
-                close = difflib.get_close_matches(self.name, names, n=1, cutoff=0.6)
-                hint = f"did you mean {close[0]}? " if close else ""
-                raise ValueError(f"@name: unknown alert {self.name!r}; {hint}built-in rules: {', '.join(names)} "
+                raise ValueError(f"@name: unknown alert {self.name!r}{did_you_mean(self.name, names)}; "
+                                 f"built-in rules: {', '.join(names)} "
                                  "(or give metric, op, threshold for a custom rule)")
             ignored = [f for f in CUSTOM_RULE_FIELDS if f in self.model_fields_set]
             if ignored:
