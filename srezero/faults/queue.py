@@ -184,6 +184,10 @@ class VisibilityTimeoutLow(TunedConfig):
     def probes(self, w: World) -> tuple[Any, Any]:
         return int(self.params["long_s"] * 0.9), 100_000
 
+    def oracle_fix(self, w: World) -> list[dict[str, Any]]:
+        # the copies already running finish first, then the backlog drains: watch the oldest message's age fall
+        return [*super().oracle_fix(w), {"tool": "wait", "args": {"seconds": 60}}]
+
 
 @register
 class InflightLimitLow(TunedConfig):

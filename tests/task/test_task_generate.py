@@ -100,7 +100,8 @@ def test_retry_storm_upper_level_is_viable_everywhere() -> None:
     assert failures == []
 
 
-#: (variant, seed) pairs that were not viable before the 2026-11-22 tuning (seeds 0-2), one per cause.
+#: (variant, seed) pairs that were not viable before the 2026-11-22 tuning (seeds 0-2), one per cause; the last
+#: one before the oracle watched a visibility timeout fix drain the backlog (a later session, same day).
 RETUNED_PAIRS = (
     ("gen:a127154d540ec9a276b1", 1),  # bad_worker_count: one thread per replica served a quiet 4-replica world
     ("gen:543939a5cfed35aef67b", 0),  # bad_worker_count, the lower level
@@ -111,6 +112,7 @@ RETUNED_PAIRS = (
     ("gen:feea2c4cdeeb37d28576", 2),  # ephemeral_port_exhaustion, on a numbered replica's node
     ("gen:382178275b4a004f73c3", 2),  # conntrack_full: the limits read missed the full table
     ("gen:5a90c1fc34b30083657a", 1),  # bad_config maxmemory_mb: the refill kept edge p99 over its SLO
+    ("gen:39cb1e8762b072f82334", 0),  # visibility_timeout_low: resolved before the backlog drained (182 s > 180)
 )
 
 
