@@ -1,4 +1,5 @@
-"""Errors in the declarations an extension makes (a fault primitive, a tool).
+"""Errors in the declarations an extension makes (a fault primitive, a tool), and the near-miss
+hints every error message about a mistyped name shares.
 
 A mistake in a declaration is the extension author's, never a task file's: it is raised as
 :class:`DeclarationError`, which is not a ``ValueError``, so task validation (pydantic turns
@@ -8,6 +9,23 @@ load the registry first. The CLI prints it as one ``Error:`` line.
 
 from __future__ import annotations
 
+import difflib
+from collections.abc import Iterable
+
 
 class DeclarationError(Exception):
     """A fault primitive or tool declared with a mistake; the message names it, its class and the field."""
+
+
+def near_misses(word: str, options: Iterable[str], n: int = 2, cutoff: float = 0.6) -> list[str]:
+    """The ``options`` a mistyped ``word`` most likely meant, best first (at most ``n``; none when nothing is
+    close). ``cutoff`` is difflib's similarity ratio: higher where the options look alike (tool names)."""
+    return difflib.get_close_matches(word, list(options), n=n, cutoff=cutoff)
+
+
+def did_you_mean(word: str, options: Iterable[str], n: int = 2, cutoff: float = 0.6) -> str:
+    """``"; did you mean a or b?"`` for the near misses of ``word``, else ``""`` (callers add where to look)."""
+    close = near_misses(word, options, n, cutoff)
+    if not close:
+        return ""
+    return f"; did you mean {close[0] if len(close) == 1 else ', '.join(close[:-1]) + ' or ' + close[-1]}?"

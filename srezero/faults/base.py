@@ -22,7 +22,7 @@ from collections.abc import Generator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from srezero.errors import DeclarationError
+from srezero.errors import DeclarationError, near_misses
 
 # re-exported: fault modules build detail tokens with these, next to the rest of this module's API
 from srezero.faults.detail_words import direction_tokens as direction_tokens
@@ -133,9 +133,7 @@ _TARGET_KINDS = ("service", "replica", "node", "disk")
 
 def _one_of(value: str, allowed: tuple[str, ...] | list[str]) -> str:
     """``one of a, b, c`` plus a did-you-mean hint when ``value`` is a near miss."""
-    import difflib
-
-    close = difflib.get_close_matches(value, allowed, n=1)
+    close = near_misses(value, allowed, n=1)
     return f"one of {', '.join(allowed)}" + (f" (did you mean {close[0]!r}?)" if close else "")
 
 

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import contextlib
 import copy
-import difflib
 import inspect
 import os
 import re
@@ -20,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 import orjson
 
+from srezero.errors import near_misses
 from srezero.tools.registry import ToolSpec, load_tools
 
 if TYPE_CHECKING:
@@ -211,7 +211,7 @@ class PlaySession:
                     + "\nDeployments: service names or lb, web, cache, db, mq, worker. See docs/play.md.")
         spec = tools.get(topic.removesuffix("()")) or tools.get(topic.removesuffix("()").lower())
         if spec is None:
-            close = difflib.get_close_matches(topic.removesuffix("()").lower(), [*tools, "kubectl", *SHELL_HELP], 1)
+            close = near_misses(topic.removesuffix("()").lower(), [*tools, "kubectl", *SHELL_HELP], n=1)
             maybe = f"did you mean help {close[0]}? " if close else ""
             return f"no help for {topic!r}; {maybe}type help for the list of tools"
         return tool_help(spec)

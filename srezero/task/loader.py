@@ -10,7 +10,6 @@ with ``gen:`` are generated variants, decoded by :func:`srezero.task.generate.va
 
 from __future__ import annotations
 
-import difflib
 import functools
 import os
 import re
@@ -21,6 +20,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from srezero.errors import did_you_mean, near_misses
 from srezero.task.spec import TaskInfo, TaskSpec
 
 
@@ -132,7 +132,7 @@ def parse_data(data: dict, path: str | Path = "<data>") -> TaskSpec:
             msg = text
             if err["type"] == "extra_forbidden":
                 name, known = str(loc[-1]), _fields_at(loc[:-1])
-                close = difflib.get_close_matches(name, known, n=2, cutoff=0.6)
+                close = near_misses(name, known)
                 close = close or [a for a in (_ALIASES.get(name),) if a in known]
                 msg = (f"unknown field; did you mean {' or '.join(close)}? (see docs/writing-tasks.md)" if close
                        else "unknown field (check the spelling; see docs/writing-tasks.md)")
@@ -211,8 +211,7 @@ def get_task(task_id: str, extra: tuple[str, ...] = ()) -> TaskSpec:
         return variant(task_id)
     idx = _index(extra)
     if task_id not in idx:
-        close = difflib.get_close_matches(task_id, list(idx), n=3, cutoff=0.6)
-        hint = f"; did you mean {', '.join(close)}?" if close else "; run `srezero tasks` to list them"
+        hint = did_you_mean(task_id, idx, n=3) or "; run `srezero tasks` to list them"
         raise KeyError(f"unknown task {task_id!r}{hint} (a task of your own: give the path to its .toml "
                        "file, or put its directory on SREZERO_TASKS_PATH)")
     p = idx[task_id]

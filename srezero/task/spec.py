@@ -7,9 +7,8 @@ building a world, so a broken file is reported with its field and problem before
 
 from __future__ import annotations
 
-import difflib
 import re
-from collections.abc import Collection, Iterable
+from collections.abc import Collection
 from typing import Any, Literal
 
 from pydantic import (
@@ -22,6 +21,8 @@ from pydantic import (
     field_validator,
     model_validator,
 )
+
+from srezero.errors import did_you_mean
 
 Difficulty = Literal["easy", "medium", "hard"]
 Split = Literal["dev", "test", "private", "generated"]
@@ -41,12 +42,6 @@ RED_HERRINGS = ("benign_config_change", "benign_deploy")
 CUSTOM_RULE_FIELDS = ("entity", "op", "threshold", "for_s", "severity", "summary")
 _SELECTOR = re.compile(r"^(?:(?P<fn>node|disk|root_disk)\((?P<inner>[^)]*)\)|(?P<svc>[a-z_]+)"
                        r"(?:\.(?P<role>[a-z_]+)|\[(?P<idx>[0-9]+|\*)\])?)$")
-
-
-def did_you_mean(name: str, known: Iterable[str]) -> str:
-    """``"; did you mean x?"`` for a close match among ``known``, else ``""`` (callers add where to look)."""
-    close = difflib.get_close_matches(name, list(known), n=2, cutoff=0.6)
-    return f"; did you mean {' or '.join(close)}?" if close else ""
 
 
 #: The [topology] field that fixes each service's replica count, where one does.

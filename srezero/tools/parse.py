@@ -23,6 +23,7 @@ from typing import Any
 
 import orjson
 
+from srezero.errors import did_you_mean
 from srezero.tools.registry import ToolError, load_tools
 
 MAX_ACTION_CHARS = 20_000
@@ -149,16 +150,14 @@ def unknown_tool_message(name: Any, offered: tuple[str, ...] | None = None) -> s
     learns the real set."""
     names = offered if offered is not None else tuple(load_tools())
     shown = str(name)[:60]
-    close = _nearest(shown, names)
-    hint = f"; did you mean {' or '.join(close)}?" if close else ";"
+    hint = _nearest(shown, names) or ";"
     return f"unknown tool {shown!r}{hint} available tools: {', '.join(names)}"
 
 
 @functools.lru_cache(maxsize=256)
-def _nearest(name: str, names: tuple[str, ...]) -> tuple[str, ...]:
-    import difflib
-
-    return tuple(difflib.get_close_matches(name, names, n=2, cutoff=0.75))
+def _nearest(name: str, names: tuple[str, ...]) -> str:
+    """The did-you-mean hint for a tool name (cached: agents repeat their typos; tool names look alike)."""
+    return did_you_mean(name, names, cutoff=0.75)
 
 
 def parse_action(action: Any) -> tuple[str, dict[str, Any]]:

@@ -16,7 +16,6 @@ names and receive the same validated arguments.
 from __future__ import annotations
 
 import contextlib
-import difflib
 import functools
 import inspect
 import re
@@ -28,7 +27,7 @@ from typing import Any, Literal
 import orjson
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model
 
-from srezero.errors import DeclarationError
+from srezero.errors import DeclarationError, near_misses
 
 Kind = Literal["read", "write", "submit"]
 _SCALARS = frozenset((str, int, float, bool, type(None)))
@@ -37,7 +36,7 @@ _MAX_VERDICTS = 4096  # per tool; cleared when full (agents' distinct calls per 
 
 def _closest(word: str, options: tuple[str, ...]) -> str | None:
     """The option a mistyped ``word`` most likely meant, if one is close."""
-    close = difflib.get_close_matches(word, options, n=1, cutoff=0.6)
+    close = near_misses(word, options, n=1)
     return close[0] if close else None
 
 
