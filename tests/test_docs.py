@@ -82,3 +82,31 @@ def test_model_surface_names_what_a_read_tool_needs() -> None:
     assert "up" in Node.__slots__ and "| `node.up` |" in table
     assert MOUNTS and "`MOUNTS`" in table and unreachable.__name__ in table
     assert "stable_int(w.spec.id, w.seed," in table  # keyed like every stream (srezero/sim/rng.py)
+
+
+def test_the_tool_guide_examples_work_as_written() -> None:
+    """Both tools in extending.md's "Add a tool", run as printed: each answers, and the write changes the world."""
+    import srezero
+    from srezero.tools.registry import TOOLS, load_tools
+
+    section = (ROOT / "docs" / "extending.md").read_text().split("## Add a tool")[1].split("\n## ")[0]
+    blocks = re.findall(r"```python\n(.*?)```", section, re.S)
+    assert len(blocks) == 2
+    load_tools()
+    module: dict[str, Any] = {"__name__": "srezero.tools.my_tools"}
+    try:
+        for block in blocks:
+            exec(compile(block, "docs/extending.md", "exec"), module)
+        env = srezero.make("inc-001", 0)
+        env.reset()
+        node = env.world.topo.nodes[0].name
+        obs, *_ = env.step(f'node_uptime(node="{node}")')
+        assert obs.ok and re.search(r"up \d+ days, \d+ pods, load average: \d+\.\d\d \(\d+ cores\)", obs.text), obs.text
+        assert not env.step('node_uptime(node="nope")')[0].ok
+        before = env.world.state.cache_ready_since
+        obs, *_ = env.step("flush_cache(fraction=0.5)")
+        assert obs.ok and env.world.state.cache_ready_since > before, obs.text
+        assert "flushed 50% of keys" in env.step('get_changes(service="cache")')[0].text
+    finally:
+        TOOLS.pop("flush_cache", None)
+        TOOLS.pop("node_uptime", None)

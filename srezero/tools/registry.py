@@ -98,6 +98,9 @@ class ToolSpec:
                     base = typing.Annotated[(base, *constraints)]
             else:
                 base = ann
+            if not desc.strip():  # agents choose arguments from these descriptions alone
+                raise DeclarationError(f"tool {self.name!r}: argument {p.name!r} has no description; declare it as "
+                                       f"{p.name}: Annotated[<type>, \"what it is\"] (docs/extending.md)")
             default = ... if p.default is inspect.Parameter.empty else p.default
             fields[p.name] = (base, Field(default, description=desc))
         return create_model(f"{self.name}_args", __config__=ConfigDict(extra="forbid"), **fields)
@@ -227,6 +230,9 @@ def tool(kind: Kind, cost_s: float, target_arg: str | None = None
             raise DeclarationError(f"tool {fn.__name__!r} declared twice")
         if target_arg is not None and target_arg not in {p.name for p in params}:
             raise DeclarationError(f"tool {fn.__name__!r}: target_arg {target_arg!r} is not one of its arguments")
+        if not description:
+            raise DeclarationError(f"tool {fn.__name__!r} has no docstring; its first paragraph is the description "
+                                   "agents read (docs/extending.md)")
         TOOLS[fn.__name__] = ToolSpec(fn.__name__, description, kind, cost_s, fn, params, target_arg)
         return fn
 

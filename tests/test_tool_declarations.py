@@ -1,0 +1,61 @@
+"""A tool author's mistakes surface as a DeclarationError naming the tool, never as a tool that is
+silently missing or that agents cannot understand."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+from typing import Annotated
+
+import pytest
+
+from srezero.errors import DeclarationError
+from srezero.tools import registry
+from srezero.tools.registry import TOOLS, ToolOutput, load_tools, tool
+
+TOOLS_DIR = Path(registry.__file__).parent
+
+
+def _declares_tools(path: Path) -> bool:
+    """Does the module apply ``@tool(...)`` to a function?"""
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.FunctionDef):
+            for deco in node.decorator_list:
+                if isinstance(deco, ast.Call) and getattr(deco.func, "id", None) == "tool":
+                    return True
+    return False
+
+
+def test_every_module_that_declares_tools_is_listed() -> None:
+    """A module left out of TOOL_MODULES is never imported: its tools would vanish without a word."""
+    declaring = {p.stem for p in TOOLS_DIR.glob("*.py") if _declares_tools(p)}
+    assert declaring and declaring == set(registry.TOOL_MODULES), (
+        "list each module that declares tools in TOOL_MODULES (srezero/tools/registry.py)")
+
+
+def test_every_listed_module_declares_a_loaded_tool() -> None:
+    loaded = {t.fn.__module__.rsplit(".", 1)[-1] for t in load_tools().values()}
+    assert loaded == set(registry.TOOL_MODULES)
+
+
+def test_a_tool_without_a_docstring_is_refused() -> None:
+    with pytest.raises(DeclarationError, match="tool 'mute_probe' has no docstring"):
+        @tool("read", 5)
+        def mute_probe(ctx, node: Annotated[str, "node name"]) -> ToolOutput:  # pragma: no cover
+            return ToolOutput(node)
+    assert "mute_probe" not in TOOLS
+
+
+def test_an_argument_without_a_description_is_refused() -> None:
+    load_tools()
+
+    @tool("read", 5, target_arg="node")
+    def bare_probe(ctx, node: str) -> ToolOutput:  # pragma: no cover
+        """Probe a node (test tool)."""
+        return ToolOutput(node)
+
+    try:
+        with pytest.raises(DeclarationError, match="tool 'bare_probe': argument 'node' has no description"):
+            _ = TOOLS["bare_probe"].schema
+    finally:
+        TOOLS.pop("bare_probe", None)
