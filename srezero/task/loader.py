@@ -33,6 +33,14 @@ class TaskFileError(ValueError):
         super().__init__("\n".join(f"{self.path}: {field}: {problem}" for field, problem in problems))
 
 
+class UnknownTaskError(KeyError):
+    """No task has this id. A ``KeyError`` (a lookup that missed) whose ``str()`` is the message itself,
+    without the quotes ``KeyError`` adds around its key."""
+
+    def __str__(self) -> str:
+        return str(self.args[0]) if self.args else ""
+
+
 def bundled_dir() -> Path:
     here = Path(__file__).resolve().parent.parent
     packaged = here / "_bundled_tasks"
@@ -160,10 +168,23 @@ def load_file(path: str | Path) -> TaskSpec:
         text = p.read_text(encoding="utf-8")
     except OSError as exc:
         raise TaskFileError(p, [("(file)", f"cannot read: {exc.strerror}")]) from None
-    spec = parse_text(text, p)
-    if spec.id != p.stem and not p.stem.startswith("_"):
-        raise TaskFileError(p, [("id", f"id {spec.id!r} must match the file name {p.stem!r}")])
+    try:
+        spec = parse_text(text, p)
+    except TaskFileError as exc:  # report a misnamed file in this round too, not after the rest is fixed
+        raw = None if any(f == "(syntax)" for f, _ in exc.problems) else tomllib.loads(text).get("id")
+        if isinstance(raw, str) and _misnamed(raw, p) and all(f != "id" for f, _ in exc.problems):
+            raise TaskFileError(p, [*exc.problems, ("id", _misnamed(raw, p))]) from None
+        raise
+    if _misnamed(spec.id, p):
+        raise TaskFileError(p, [("id", _misnamed(spec.id, p))])
     return spec
+
+
+def _misnamed(task_id: str, p: Path) -> str:
+    """Why ``task_id`` cannot live in file ``p`` ("" when it can; a draft ``_name.toml`` may hold any id)."""
+    if task_id == p.stem or p.stem.startswith("_"):
+        return ""
+    return f"id {task_id!r} must match the file name {p.stem!r}"
 
 
 def _index(extra: tuple[str, ...]) -> dict[str, Path]:
@@ -212,7 +233,7 @@ def get_task(task_id: str, extra: tuple[str, ...] = ()) -> TaskSpec:
     idx = _index(extra)
     if task_id not in idx:
         hint = did_you_mean(task_id, idx, n=3) or "; run `srezero tasks` to list them"
-        raise KeyError(f"unknown task {task_id!r}{hint} (a task of your own: give the path to its .toml "
+        raise UnknownTaskError(f"unknown task {task_id!r}{hint} (a task of your own: give the path to its .toml "
                        "file, or put its directory on SREZERO_TASKS_PATH)")
     p = idx[task_id]
     return _load_cached(str(p), p.stat().st_mtime)

@@ -88,6 +88,27 @@ def difficulty_problem(spec: TaskSpec) -> str | None:
     return f"{difficulty_line(spec)}; it fits {' or '.join(fits)}"
 
 
+#: What a curated (bundled) task must carry beyond the schema: people read the rationale in
+#: docs/tasks.md and students get the hints one at a time in play.
+MIN_RATIONALE_CHARS = 40
+MIN_HINTS = 2
+MIN_STEPS = 20
+
+
+def curated_problems(spec: TaskSpec) -> list[tuple[str, str]]:
+    """``(field, problem)`` for each rule a bundled task misses that the schema leaves optional."""
+    out = []
+    if len(spec.rationale) < MIN_RATIONALE_CHARS:
+        out.append(("rationale", f"a curated task explains its difficulty in at least {MIN_RATIONALE_CHARS} "
+                                 f"characters (has {len(spec.rationale)})"))
+    if len(spec.hints) < MIN_HINTS:
+        out.append(("hints", f"a curated task has at least {MIN_HINTS} graded hints, mildest first "
+                             f"(has {len(spec.hints)})"))
+    if spec.budget.steps < MIN_STEPS:
+        out.append(("budget.steps", f"a curated task allows at least {MIN_STEPS} steps (has {spec.budget.steps})"))
+    return out
+
+
 def coverage(specs: list[TaskSpec]) -> dict[str, Any]:
     """Counts for every coverage rule, by task id lists (so a failing check says which tasks count)."""
     out: dict[str, Any] = {"tasks": [s.id for s in specs]}

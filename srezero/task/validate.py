@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from srezero.faults.base import ParamError
-from srezero.task.loader import TaskFileError, load_file
+from srezero.task.loader import TaskFileError, bundled_dir, load_file
 from srezero.task.spec import NoiseSpec, TaskSpec
 
 
@@ -56,7 +56,9 @@ def _culprit(spec: TaskSpec, seed: int) -> str:
 
 
 def validate_file(path: str | Path) -> tuple[TaskSpec | None, list[Problem]]:
-    from srezero.task.suite import difficulty_problem
+    """Schema, difficulty and a smoke build; a file in the bundled tasks/ directory must also keep the
+    curated rules (:func:`srezero.task.suite.curated_problems`)."""
+    from srezero.task.suite import curated_problems, difficulty_problem
 
     try:
         spec = load_file(path)
@@ -66,6 +68,8 @@ def validate_file(path: str | Path) -> tuple[TaskSpec | None, list[Problem]]:
     why = difficulty_problem(spec) if spec.split != "generated" else None  # variants derive theirs otherwise
     if why:
         problems.append(Problem(str(path), "difficulty", why))
+    if Path(path).resolve().parent == bundled_dir().resolve():
+        problems += [Problem(str(path), f, m) for f, m in curated_problems(spec)]
     return spec, problems + smoke(spec, str(path))
 
 

@@ -152,6 +152,14 @@ def test_id_must_match_file_name_and_be_unique(tmp_path: Path) -> None:
     assert problems[b / "other.toml"] == [f"{b / 'other.toml'}: id: id 'not-other' must match the file name 'other'"]
 
 
+def test_a_misnamed_file_is_reported_with_the_other_problems(tmp_path: Path) -> None:
+    path = _write(tmp_path, "inc-901", "", "", "")
+    path.write_text(path.read_text().replace('id = "inc-901"', 'id = "bad-7"').replace('"easy"', '"trivial"'))
+    (result,), _ = validate_paths([path])
+    assert [p.field for p in result[2]] == ["difficulty", "id"]
+    assert "id 'bad-7' must match the file name 'inc-901'" in str(result[2][1])
+
+
 def test_every_problem_is_reported_not_just_the_first(tmp_path: Path) -> None:
     rest = ("[[faults]]\nprimitive = 'latent_sector_errors'\ntarget = 'disk(database.primary)'\n"
             "params = { read_error_rate = 0.9, growth = 7 }\n[budget]\nsteps = 1")
@@ -187,6 +195,19 @@ def test_an_id_taken_by_a_bundled_task_is_reported(tmp_path: Path) -> None:
     other = tmp_path / "mine.toml"
     other.write_text(GOOD.format(id="mine", top="", fault="", rest=""))
     assert _problems(other, (str(tmp_path),)) == []
+
+
+def test_a_bundled_task_must_keep_the_curated_rules(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The schema leaves rationale and hints optional; a file in the bundled tasks/ needs them, and
+    `srezero task validate` says so (a reviewer's inc-046 without either passed validation)."""
+    path = _write(tmp_path, "inc-046", "", "", "")
+    (result,), _ = validate_paths([path])
+    assert result[2] == []  # elsewhere (a classroom's own directory) they stay optional
+    monkeypatch.setattr("srezero.task.validate.bundled_dir", lambda: tmp_path)
+    (result,), _ = validate_paths([path])
+    assert [(p.field, p.message) for p in result[2]] == [
+        ("rationale", "a curated task explains its difficulty in at least 40 characters (has 0)"),
+        ("hints", "a curated task has at least 2 graded hints, mildest first (has 0)")]
 
 
 def test_an_id_taken_in_a_tasks_dir_is_reported(tmp_path: Path) -> None:
