@@ -53,6 +53,8 @@ def test_run_unknown_task_and_agent() -> None:
     assert out.exit_code != 0 and "unknown task" in out.output
     out = CliRunner().invoke(cli, ["run", "--task", "inc-001", "--agent", "nope"])
     assert out.exit_code != 0 and "unknown agent" in out.output
+    out = CliRunner().invoke(cli, ["run", "--task", "inc-001", "--agent", "orcale"])
+    assert out.exit_code != 0 and "unknown agent 'orcale'; did you mean oracle? (built-in agents:" in out.output
 
 
 def test_faults_and_tools() -> None:

@@ -20,6 +20,12 @@ def test_list_tasks_and_make() -> None:
     assert info_d["briefing"]["episode_id"].startswith("ep-")
 
 
+def test_an_unknown_task_id_is_a_key_error_with_a_readable_message() -> None:
+    with pytest.raises(KeyError) as err:
+        srezero.make("inc-0001", seed=0)
+    assert str(err.value).startswith("unknown task 'inc-0001'; did you mean inc-001")  # no KeyError quotes
+
+
 def test_tool_specs_have_schemas() -> None:
     env = srezero.make("inc-001", 0)
     specs = env.tool_specs()

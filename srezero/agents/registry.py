@@ -17,6 +17,8 @@ from typing import Any
 
 import orjson
 
+from srezero.errors import did_you_mean
+
 BUILTIN = {
     "random": "baselines.random_agent:RandomAgent",
     "oracle": "baselines.oracle:OracleAgent",
@@ -36,8 +38,8 @@ def resolve(name: str) -> type:
     """The agent class for a built-in name or ``package.module:Class``; ValueError says what is wrong."""
     ref = BUILTIN.get(name, name)
     if ":" not in ref:
-        raise ValueError(f"unknown agent {name!r}; built-in agents: {', '.join(BUILTIN)}; "
-                         "or give package.module:Class")
+        raise ValueError(f"unknown agent {name!r}{did_you_mean(name, BUILTIN)} (built-in agents: "
+                         f"{', '.join(BUILTIN)}; or give package.module:Class)")
     module, _, attr = ref.partition(":")
     mod = _import(module, user=name not in BUILTIN)
     try:

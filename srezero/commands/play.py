@@ -4,10 +4,13 @@ from __future__ import annotations
 
 import click
 
+from srezero.commands.tasks import TASKS_DIR
+
 
 @click.command("play")
 @click.argument("task_id")
 @click.option("--seed", default=0, show_default=True, type=click.IntRange(min=0))
+@TASKS_DIR
 @click.option("--hints", is_flag=True, help="allow the `hint` command (graded hints, mildest first; recorded)")
 @click.option("--record", "record_path", type=click.Path(dir_okay=False),
               help="where to save the transcript record [default: ./runs/play/<task>-<seed>[-<player>].json]; "
@@ -15,7 +18,7 @@ import click
 @click.option("--player", default="", help="a name for the record (agent label human:<name>), for classes")
 @click.option("--color", "color", type=click.Choice(["auto", "always", "never"]), default="auto", show_default=True,
               help="colour output; auto respects NO_COLOR and pipes")
-def play_cmd(task_id: str, seed: int, hints: bool, record_path: str | None, player: str, color: str) -> None:
+def play_cmd(task_id: str, seed: int, dirs: tuple[str, ...], hints: bool, record_path: str | None, player: str, color: str) -> None:
     """Play TASK_ID interactively: you are paged, you investigate and fix it, then a debrief.
 
     Type tool calls such as get_status(service="worker") or kubectl-style commands such as
@@ -27,9 +30,10 @@ def play_cmd(task_id: str, seed: int, hints: bool, record_path: str | None, play
     from srezero.play import debrief, shell
     from srezero.play.session import PlaySession, writable_problem
     from srezero.play.style import Style, columns, want_colour
+    from srezero.task.loader import get_task
 
     try:
-        env = srezero.make(task_id, seed)
+        env = srezero.make(get_task(task_id, tuple(dirs)), seed)
     except (KeyError, ValueError) as exc:
         raise click.ClickException(str(exc).strip("'\"")) from None
     if player and not player.replace("-", "").replace("_", "").isalnum():

@@ -16,6 +16,7 @@ import click
 import orjson
 
 from srezero.commands.llm_options import llm_options
+from srezero.commands.tasks import TASKS_DIR
 from srezero.errors import DeclarationError
 
 
@@ -25,6 +26,7 @@ from srezero.errors import DeclarationError
 @click.option("--agent-arg", "agent_args", multiple=True, metavar="KEY=VALUE",
               help="constructor argument for the agent, VALUE read as JSON if it parses, else a string (repeatable)")
 @click.option("--seed", default=0, show_default=True, type=click.IntRange(min=0))
+@TASKS_DIR
 @click.option("--json", "as_json", is_flag=True, help="print the whole record as JSON")
 @click.option("--quiet", is_flag=True, help="print only the result line")
 @click.option("--out", type=click.Path(dir_okay=False), help="also write the record to this file")
@@ -48,7 +50,8 @@ from srezero.errors import DeclarationError
                    "the SLO rate window (half of it, at least 60 s)")
 @click.option("--dry-run", is_flag=True,
               help="k8s: send every write with server-side dryRun=All (validated, nothing changed)")
-def run_cmd(task_id: str | None, agent: str, agent_args: tuple[str, ...], seed: int, as_json: bool, quiet: bool,
+def run_cmd(task_id: str | None, agent: str, agent_args: tuple[str, ...], seed: int, dirs: tuple[str, ...],
+            as_json: bool, quiet: bool,
             out: str | None, llm: dict, replay_path: str | None, show_traceback: bool, backend: str, namespace: str | None,
             kubeconfig: str | None, kube_context: str | None, prometheus_url: str | None, promql: tuple[str, ...],
             slos: tuple[str, ...], verify_s: float, dry_run: bool) -> None:
@@ -76,11 +79,11 @@ def run_cmd(task_id: str | None, agent: str, agent_args: tuple[str, ...], seed: 
         if getattr(bot, "wants_ground_truth", False):
             raise click.ClickException(f"{agent} needs ground truth, which a live cluster does not have")
         env = _live_env(task_id, namespace, kubeconfig, prometheus_url, promql, context=kube_context, slos=slos,
-                        verify_s=verify_s, dry_run=dry_run)
+                        verify_s=verify_s, dry_run=dry_run, dirs=tuple(dirs))
         record = _run_live(env, bot, seed, show_traceback)
         record["agent"] = agent
     else:
-        record = _run_sim(task_id, seed, spec_of_agent, show_traceback)
+        record = _run_sim(task_id, tuple(dirs), seed, spec_of_agent, show_traceback)
     if out:
         from pathlib import Path
 
@@ -93,7 +96,7 @@ def run_cmd(task_id: str | None, agent: str, agent_args: tuple[str, ...], seed: 
         _print_live(record, quiet)
     else:
         _print_sim(record, quiet)
-        _note_forced_page(task_id, seed)
+        _note_forced_page(task_id, tuple(dirs), seed)
     if record.get("status", "ok") != "ok":
         error = " ".join(str(record.get("error") or "").split())
         where = f" (record written to {out})" if out else ""
@@ -101,7 +104,7 @@ def run_cmd(task_id: str | None, agent: str, agent_args: tuple[str, ...], seed: 
                                    f"{record['status']}: {error[:500]}{where}")
 
 
-def _run_sim(task_id: str, seed: int, agent, show_traceback: bool) -> dict:
+def _run_sim(task_id: str, dirs: tuple[str, ...], seed: int, agent, show_traceback: bool) -> dict:
     """The sweep's record of this episode (failures become its status), or, with --traceback, run it
     with exceptions propagating."""
     from srezero.sweep import records as rec
@@ -109,7 +112,7 @@ def _run_sim(task_id: str, seed: int, agent, show_traceback: bool) -> dict:
     from srezero.task.loader import TaskFileError, get_task
 
     try:
-        spec = get_task(task_id)
+        spec = get_task(task_id, dirs)
     except (KeyError, ValueError, TaskFileError, OSError) as exc:
         raise click.ClickException(str(exc).strip("'\"")) from None
     if show_traceback:
@@ -144,13 +147,13 @@ def _print_sim(record: dict, quiet: bool) -> None:
         click.echo(f"  not mitigated: {reason}")
 
 
-def _note_forced_page(task_id: str, seed: int) -> None:
+def _note_forced_page(task_id: str, dirs: tuple[str, ...], seed: int) -> None:
     """Tell the human (never the agent) when the page was forced by the onset budget: the alert the
     transcript shows firing never fired on its own, which is a defect of the task."""
     from srezero.sim.world import World
     from srezero.task.loader import get_task
 
-    spec = get_task(task_id)
+    spec = get_task(task_id, dirs)
     world = World.build(spec, seed)
     world.page()  # the episode's own paging, replayed: a couple of milliseconds
     if world.page_forced:
@@ -178,7 +181,7 @@ def _print_steps(record: dict) -> None:
 
 def _live_env(task_id: str | None, namespace: str | None, kubeconfig: str | None, prometheus_url: str | None,
               promql: tuple[str, ...], *, context: str | None = None, slos: tuple[str, ...] = (),
-              verify_s: float = 120.0, dry_run: bool = False):
+              verify_s: float = 120.0, dry_run: bool = False, dirs: tuple[str, ...] = ()):
     """A LiveEpisode on a KubernetesBackend; a task, when given, supplies the name and budgets. Which
     cluster, context and namespace it uses is printed to stderr before anything runs."""
     from srezero.backends.k8s import BackendUnavailable, KubernetesBackend
@@ -207,7 +210,7 @@ def _live_env(task_id: str | None, namespace: str | None, kubeconfig: str | None
     import srezero
 
     try:
-        spec = srezero.get_task(task_id)
+        spec = srezero.get_task(task_id, dirs)
     except (KeyError, ValueError) as exc:
         raise click.ClickException(str(exc).strip("'\"")) from None
     return LiveEpisode(backend, task_id=spec.id, steps=spec.budget.steps, time_s=spec.budget.time_s, **kw)

@@ -28,8 +28,8 @@ at = 60
 """
 
 
-def _invoke(*args: str, env: dict | None = None):
-    return CliRunner().invoke(cli, list(args), env=env)
+def _invoke(*args: str, env: dict | None = None, input: str | None = None):
+    return CliRunner().invoke(cli, list(args), env=env, input=input)
 
 
 @pytest.fixture()
@@ -90,6 +90,10 @@ def test_private_tasks_via_env_and_flag(private_dir: Path, monkeypatch: pytest.M
     out = _invoke("tasks", "--split", "private", "--tasks-dir", str(private_dir), "--json")
     assert [r["id"] for r in orjson.loads(out.output)] == ["held-out-1"]
     assert _invoke("task", "show", "held-out-1", "--tasks-dir", str(private_dir)).exit_code == 0
+    out = _invoke("run", "--task", "held-out-1", "--tasks-dir", str(private_dir), "--agent", "oracle", "--quiet")
+    assert out.exit_code == 0 and "held-out-1 seed=0 agent=oracle: marks" in out.output, out.output
+    out = _invoke("play", "held-out-1", "--tasks-dir", str(private_dir), input="quit\nquit\n")
+    assert out.exit_code == 0 and "PAGE" in out.output, out.output
     monkeypatch.setenv("SREZERO_TASKS_PATH", str(private_dir))
     assert "held-out-1" in {t.id for t in srezero.list_tasks()}
     env = srezero.make("held-out-1", 0)  # every entry point that takes an id sees private tasks
