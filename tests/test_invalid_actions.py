@@ -56,7 +56,8 @@ def test_specific_bad_inputs_have_clear_errors() -> None:
         'scale(service="web_server", replicas=99)': "less than or equal",
         'set_config(service="web_server", key="no_such_key", value=1)': "no config key",
         'set_config(service="web_server", key="db_pool_size", value="lots")': "expected an integer",
-        "get_alerts(1, 2, 3)": "positional",
+        "get_alerts(1, 2, 3)": "get_alerts takes no arguments: call get_alerts()",
+        'get_status("web_server", "database")': "get_status takes at most 1 positional argument (service)",
         "__import__('os').system('echo hi')": "single tool call",
         # a wrong choice is echoed, with the choice it most likely meant
         'node_diagnostics(node="x", check="limitz")': "or 'limits', not 'limitz' (did you mean 'limits'?)",

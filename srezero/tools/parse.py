@@ -101,7 +101,10 @@ def parse_text(text: str) -> tuple[str, dict[str, Any]]:
     if spec is None:
         raise UnknownTool(name)
     if len(call.args) > len(spec.arg_names):
-        raise ToolError(f"{name} takes at most {len(spec.arg_names)} positional arguments ({', '.join(spec.arg_names)})")
+        n = len(spec.arg_names)
+        if n == 0:
+            raise ToolError(f"{name} takes no arguments: call {name}()")
+        raise ToolError(f"{name} takes at most {n} positional argument{'' if n == 1 else 's'} ({', '.join(spec.arg_names)})")
     args: dict[str, Any] = {}
     for pname, node in zip(spec.arg_names, call.args):
         if isinstance(node, ast.Starred):
