@@ -173,7 +173,7 @@ class FaultSpec(_Model):
                 problems.append(f"@params.{name}: must be one of {list(p.choices)}, got {value!r}")
             elif p.lo is not None or p.hi is not None:
                 if not isinstance(value, int | float) or isinstance(value, bool):
-                    problems.append(f"@params.{name}: must be a number, got {value!r}")
+                    problems.append(f"@params.{name}: must be a number (write a number, without quotes; got {value!r})")
                 elif (p.lo is not None and value < p.lo) or (p.hi is not None and value > p.hi):
                     problems.append(f"@params.{name}: {value} is outside its range [{p.lo}, {p.hi}]")
         if problems:  # all of them at once; the loader splits them into one line per field

@@ -57,7 +57,7 @@ CASES = [
     ("param-unknown", "", "", "[[faults]]\nprimitive = 'latent_sector_errors'\ntarget = 'disk(database.primary)'\n"
      "params = { rate = 0.1 }", "faults[1].params.rate", "has no parameter 'rate'"),
     ("param-type", "", "", "[[faults]]\nprimitive = 'latent_sector_errors'\ntarget = 'disk(database.primary)'\n"
-     "params = { read_error_rate = 'high' }", "faults[1].params.read_error_rate", "must be a number"),
+     "params = { read_error_rate = 'high' }", "faults[1].params.read_error_rate", "must be a number (write a number, without quotes; got 'high')"),
     ("at-negative", "", "at = -5", "", "faults[0].at", "greater than or equal to 0"),
     ("faults-as-table", "", "", "", "faults", "array of tables"),
     ("unknown-noise", "", "", "[noise]\nextra = { gremlins = 1 }", "noise.extra.gremlins",
