@@ -50,7 +50,7 @@ from srezero.sim.rng import stable_int
 from srezero.sim.world import World
 from srezero.task.spec import TaskSpec
 from srezero.tools.context import ToolContext
-from srezero.tools.parse import parse_action
+from srezero.tools.parse import parse_action, recordable
 from srezero.tools.registry import ToolError, ToolSpec, load_tools
 
 INVALID_COST_S = 2.0
@@ -240,7 +240,7 @@ class Episode:
         terminated = st.resolved
         truncated = not terminated and (st.steps >= self.spec.budget.steps or elapsed >= self.spec.budget.time_s)
         obs = self._obs(out_text, tool_name, error is None, error, data)
-        self.trajectory.append({"step": st.steps, "action": action if isinstance(action, str | dict) else repr(action),
+        self.trajectory.append({"step": st.steps, "action": recordable(action),
                                 "tool": tool_name, "args": args, "ok": error is None, "error": error,
                                 "sim_time_s": round(elapsed, 3), "text": out_text[:OBS_TEXT_LIMIT]})
         info: dict[str, Any] = {"invalid": error is not None, "tool": tool_name, "sim_time_s": elapsed}

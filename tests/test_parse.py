@@ -59,3 +59,25 @@ def test_a_wrapped_action_steps_the_episode_exactly_like_the_bare_one() -> None:
 
     bare = ["get_alerts()", 'get_config(service="database")']
     assert play([f"```\n{bare[0]}\n```", f"`{bare[1]}`"]) == play(bare)
+
+
+def test_a_recorded_action_is_json_safe_and_has_no_memory_address() -> None:
+    import numpy as np
+    import orjson
+
+    from srezero.tools.parse import Action, recordable
+
+    odd = {"tool": "get_status", "args": {"service": object(), "n": np.int64(3), "b": b"cache", 7: {1, 2},
+                                          "deep": [[[[]]]], "big": 10 ** 30, "text": "x\ud800"}}
+    assert recordable(odd) == {"tool": "get_status", "args": {"service": "<object>", "n": 3, "b": "cache", "7": "<set>",
+                                                            "deep": [[[[]]]], "big": str(10 ** 30), "text": "x\\ud800"}}
+    orjson.dumps(recordable(odd))
+    assert recordable(object()) == "<object>" and recordable(("a", 1)) == "['a', 1]" and recordable(None) == "None"
+    assert recordable(Action("get_status", {"service": "cache"})) == "Action(tool='get_status', args={'service': 'cache'})"
+    plain = {"tool": "get_alerts", "args": {}}
+    kept = recordable(plain)
+    assert kept == plain and kept is not plain  # a copy: the agent may reuse its dict
+    nested: list = []
+    for _ in range(100):
+        nested = [nested]
+    orjson.dumps(recordable({"tool": nested}))  # no RecursionError, no orjson depth error

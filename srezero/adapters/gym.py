@@ -46,7 +46,7 @@ from gymnasium.vector.utils.shared_memory import create_shared_memory
 
 import srezero
 from srezero.adapters._common import tool_declarations
-from srezero.tools.parse import MAX_ACTION_CHARS
+from srezero.tools.parse import MAX_ACTION_CHARS, recordable
 
 ENV_ID = "srezero/Incident-v0"
 #: Longer observations are cut (none of the curated tasks comes near this).
@@ -226,7 +226,7 @@ def _snapshot(action: Any) -> Any:
     try:
         return copy.deepcopy(action)
     except Exception:  # an uncopyable object is an invalid action anyway: replay an equally invalid stand-in
-        return repr(action)
+        return recordable(action)
 
 
 def _rebuild(config: dict[str, Any], state: dict[str, Any]) -> IncidentEnv:

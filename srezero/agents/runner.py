@@ -16,10 +16,11 @@ from typing import Any
 
 from srezero.agents.protocol import ProviderError, StopEpisode, agent_seed
 from srezero.episode import Episode
+from srezero.tools.parse import json_safe
 
 
 def _describe(exc: BaseException) -> str:
-    return f"{type(exc).__name__}: {exc}"[:2000]
+    return json_safe(f"{type(exc).__name__}: {exc}"[:2000])
 
 
 def _annotate(env: Episode, agent: Any) -> None:
@@ -30,7 +31,7 @@ def _annotate(env: Episode, agent: Any) -> None:
     if extra and env.trajectory:
         entry = env.trajectory[-1]
         for key, value in extra.items():
-            entry.setdefault(key, value)
+            entry.setdefault(key, json_safe(value))
 
 
 def run_episode(env: Episode, agent: Any, seed: int, max_steps: int | None = None,
@@ -84,5 +85,5 @@ def run_episode(env: Episode, agent: Any, seed: int, max_steps: int | None = Non
     }
     usage = getattr(agent, "usage", None)
     if callable(usage):
-        record["usage"] = usage()
+        record["usage"] = json_safe(usage())
     return record

@@ -24,7 +24,7 @@ from srezero.backends.prometheus import PIPELINE_ALERTS, BackendError, Permissio
 from srezero.episode import Briefing, Observation
 from srezero.tools.context import ToolContext
 from srezero.tools.kubectl import live_names
-from srezero.tools.parse import UnknownTool, parse_action, unwrap_markdown
+from srezero.tools.parse import UnknownTool, parse_action, recordable, unwrap_markdown
 from srezero.tools.registry import ToolError, load_tools
 
 OBS_TEXT_LIMIT = 12_000
@@ -194,7 +194,7 @@ class LiveEpisode:
         elapsed = self.elapsed()
         terminated = self.resolved
         truncated = not terminated and (self.steps >= self.spec.budget.steps or elapsed >= self.spec.budget.time_s)
-        self.trajectory.append({"step": self.steps, "action": action if isinstance(action, str | dict) else repr(action),
+        self.trajectory.append({"step": self.steps, "action": recordable(action),
                                 "tool": tool, "args": args, "ok": error is None, "error": error,
                                 "sim_time_s": round(elapsed, 3), "text": text[:OBS_TEXT_LIMIT], "reward": 0.0})
         info: dict[str, Any] = {"invalid": error is not None, "tool": tool, "sim_time_s": elapsed}

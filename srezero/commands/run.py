@@ -84,12 +84,13 @@ def run_cmd(task_id: str | None, agent: str, agent_args: tuple[str, ...], seed: 
         record["agent"] = agent
     else:
         record = _run_sim(task_id, tuple(dirs), seed, spec_of_agent, show_traceback)
+    from srezero.sweep.records import dumps_episode, write_atomic
+
+    record, data = dumps_episode(record)  # what --json prints is what --out writes, whatever the agent put in it
     if out:
         from pathlib import Path
 
-        from srezero.sweep.records import dumps, write_atomic
-
-        write_atomic(Path(out), dumps(record))  # atomic, canonical sorted-key bytes
+        write_atomic(Path(out), data)  # atomic, canonical sorted-key bytes
     if as_json:
         sys.stdout.write(orjson.dumps(record, option=orjson.OPT_SORT_KEYS | orjson.OPT_INDENT_2).decode() + "\n")
     elif backend == "k8s":

@@ -64,6 +64,21 @@ def dumps(obj: Any) -> bytes:
     return orjson.dumps(obj, option=_DUMP)
 
 
+def dumps_episode(record: dict[str, Any]) -> tuple[dict[str, Any], bytes]:
+    """``(record, bytes)`` for an episode record. A record holding something JSON cannot (an object an
+    agent put in its usage or step info) becomes that agent's failure, ``agent_error``, with the
+    offending values named by type: one bad agent never stops a sweep or loses another's records."""
+    try:
+        return record, dumps(record)
+    except TypeError as exc:
+        from srezero.tools.parse import json_safe
+
+        record = {**json_safe(record), "status": "agent_error", "result": None,
+                  "error": f"the episode record could not be written ({exc}); the values JSON cannot hold are "
+                           "recorded by their type name"}
+        return record, dumps(record)
+
+
 def write_atomic(path: str | Path, data: bytes) -> None:
     """Write to a temp file in the same directory, then rename: the file exists whole or not at all."""
     path = os.fspath(path)

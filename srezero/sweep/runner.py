@@ -179,8 +179,8 @@ def run_batch(batch: Batch) -> list[tuple[dict[str, Any], bytes | None]]:
     for label, tid, seed in batch.jobs:
         if batch.orphaned():
             break
-        record = episode_record(batch.specs[tid], hashes[tid], batch.agents[label], seed, batch.max_steps)
-        data = rec.dumps(record)
+        record, data = rec.dumps_episode(
+            episode_record(batch.specs[tid], hashes[tid], batch.agents[label], seed, batch.max_steps))
         if batch.out is not None:
             rec.write_atomic(os.path.join(rec.record_dir(batch.out, label, tid), rec.record_name(seed)), data)
             out.append((rec.row_of(record), None))

@@ -163,6 +163,54 @@ def _nearest(name: str, names: tuple[str, ...]) -> str:
     return did_you_mean(name, names, cutoff=0.75)
 
 
+def recordable(action: Any) -> Any:
+    """``action`` as a trajectory records it: JSON-safe and the same bytes in every process.
+
+    Text and JSON-shaped dicts are kept; a typed :class:`Action` is its repr (the replay agent reads it
+    back); any other object is named by its type, since a default repr carries a memory address and
+    would make two runs of the same agent differ."""
+    if isinstance(action, str):
+        return json_safe(action)
+    if isinstance(action, Action):
+        return f"Action(tool={json_safe(action.tool)!r}, args={json_safe(action.args)!r})"
+    if isinstance(action, dict):
+        try:  # the common case, in C: a copy (the agent may reuse its dict), or an error for what JSON cannot hold
+            return orjson.loads(orjson.dumps(action))
+        except TypeError:
+            return json_safe(action)
+    plain = json_safe(action)
+    return repr(plain) if isinstance(plain, list) or plain is None or isinstance(plain, int | float) else plain
+
+
+_MAX_DEPTH = 32
+
+
+def json_safe(value: Any, depth: int = 0) -> Any:
+    """A JSON-safe copy of ``value``: strings (lone surrogates escaped; bytes decoded), 64-bit ints,
+    floats, bools, None, lists and string-keyed dicts; anything else becomes ``"<TypeName>"``."""
+    if value is None or isinstance(value, bool | float):
+        return value
+    if isinstance(value, str):
+        try:
+            value.encode("utf-8")
+            return value
+        except UnicodeEncodeError:
+            return value.encode("utf-8", "backslashreplace").decode("utf-8")
+    if isinstance(value, int):
+        return value if -(2 ** 63) <= value < 2 ** 64 else str(value)
+    if isinstance(value, bytes | bytearray):  # validation reads bytes as text too
+        return bytes(value).decode("utf-8", "backslashreplace")
+    if depth >= _MAX_DEPTH:
+        return "<...>"
+    if isinstance(value, dict):
+        return {k if isinstance(k, str) else str(json_safe(k, depth + 1)): json_safe(v, depth + 1) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [json_safe(v, depth + 1) for v in value]
+    if type(value).__module__ == "numpy" and callable(getattr(value, "tolist", None)):  # scalars and arrays
+        return json_safe(value.tolist(), depth + 1)
+    return f"<{type(value).__name__}>"
+
+
 def parse_action(action: Any) -> tuple[str, dict[str, Any]]:
     """Parse and validate any accepted action form. Raises ToolError with a message for the agent."""
     if isinstance(action, Action):

@@ -57,6 +57,20 @@ class FailsOn:
         return "resolve()"
 
 
+class Unserialisable:
+    """Sends what JSON cannot hold: an object, then an object as an argument; its usage is an object too."""
+
+    def reset(self, briefing, seed, tool_specs):
+        self.n = 0
+
+    def act(self, observation):
+        self.n += 1
+        return [object(), {"tool": "get_status", "args": {"service": object()}}, "resolve()"][self.n - 1]
+
+    def usage(self):
+        return {"tokens": object()}
+
+
 def a_function(briefing, seed, tool_specs):
     pass
 
@@ -247,6 +261,23 @@ def test_sweep_agent_args_reach_the_agents_that_take_them_and_are_part_of_their_
     assert "options.threshold: 2 -> 3" in changed.output
     typo = CliRunner().invoke(cli, [*base, "--agent-arg", "threshold=2", "--agent-arg", "treshold=1"])
     assert typo.exit_code == 1 and "--agent-arg treshold: no agent in this sweep takes it" in typo.output
+
+
+# ------------------------------------------------------------------ what JSON cannot hold
+def test_an_agent_sending_objects_is_recorded_the_same_every_run(agents_mod, tmp_path) -> None:
+    """A reviewer's agent returned object(): the sweep crashed writing its record (losing the others'),
+    and `run --out` wrote the object's memory address, so two runs differed."""
+    runs = []
+    for name in ("a", "b"):
+        out = CliRunner().invoke(cli, ["sweep", "--agents", f"{agents_mod}:Unserialisable,random", "--tasks", "inc-001",
+                                       "--seeds", "2", "--out", str(tmp_path / name), "--no-progress", "--workers", "1"])
+        assert out.exit_code == 0, out.output
+        runs.append({p.relative_to(tmp_path / name): p.read_bytes() for p in (tmp_path / name / "episodes").rglob("*.json")})
+    assert len(runs[0]) == 4 and runs[0] == runs[1]
+    record = orjson.loads(next(v for k, v in runs[0].items() if "Unserialisable" in str(k)))
+    assert record["status"] == "ok" and record["usage"] == {"tokens": "<object>"}
+    assert [s["action"] for s in record["trajectory"]] == [
+        "<object>", {"tool": "get_status", "args": {"service": "<object>"}}, "resolve()"]
 
 
 # ------------------------------------------------------------------ from a sweep's error to a traceback

@@ -227,3 +227,13 @@ def test_labels_may_be_comma_separated_like_agents(tmp_path):
     assert out.exit_code == 0, out.output
     assert records.record_path(tmp_path, "floor", "inc-001", 0).is_file()
     assert records.record_path(tmp_path, "ceiling", "inc-001", 0).is_file()
+
+
+def test_a_record_json_cannot_hold_becomes_that_agents_error_not_a_crash():
+    record = {"agent": "mine", "task_id": "inc-001", "seed": 0, "status": "ok", "error": None,
+              "result": {"marks": 50.0}, "trajectory": [], "usage": {"tokens": object()}}
+    kept, data = records.dumps_episode(record)
+    assert orjson.loads(data) == kept and kept["status"] == "agent_error" and kept["result"] is None
+    assert kept["usage"] == {"tokens": "<object>"} and "could not be written" in kept["error"]
+    fine = {**record, "usage": {"tokens": 3}}
+    assert records.dumps_episode(fine) == (fine, records.dumps(fine))
