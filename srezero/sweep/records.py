@@ -328,6 +328,8 @@ def agent_differences(old: dict[str, Any], new: dict[str, Any]) -> list[str]:
     """``section.key: old -> new`` for every option or setting that changes what an agent does."""
     out = []
     for section in sorted(set(old) | set(new)):
+        if section == "code" and section not in old:  # recorded before srezero hashed agents' code
+            continue
         a, b = old.get(section), new.get(section)
         if isinstance(a, dict) and isinstance(b, dict):
             for key in sorted(set(a) | set(b)):
@@ -363,7 +365,8 @@ def merge_manifest(old: dict[str, Any] | None, new: dict[str, Any], allow_mixed:
         prev = old.get("agents", {}).get(label)
         changed = agent_differences(prev, info) if prev is not None else []
         if changed:
-            problems.append(f"agent {label} has different settings from the recorded run ({'; '.join(changed)})")
+            what = "code or settings" if any(c.startswith("code:") for c in changed) else "settings"
+            problems.append(f"agent {label} has different {what} from the recorded run ({'; '.join(changed)})")
     if "tools" in old and old["tools"] != new["tools"]:
         problems.append(f"the tool set changed since the run was recorded ({old['tools']} -> {new['tools']})")
     if "max_steps" in old and old["max_steps"] != new["max_steps"]:

@@ -376,4 +376,24 @@ def agent_meta(agent: AgentSpec) -> dict[str, Any]:
         raise ValueError(f"agent {agent.label}: cannot create {agent.name}: {exc}") from None
     fn = getattr(bot, "settings", None)
     settings = dict(fn()) if callable(fn) else {}
-    return {"name": agent.name, "options": dict(agent.options), "settings": settings}
+    meta = {"name": agent.name, "options": dict(agent.options), "settings": settings}
+    code = _user_code_hash(agent.name)
+    if code:
+        meta["code"] = code
+    return meta
+
+
+def _user_code_hash(name: str) -> str | None:
+    """A hash of a user agent's module file (``module:Class``), so a rerun notices an edited agent. The
+    engine hash covers srezero and the baselines; a built-in agent has none of its own."""
+    import hashlib
+
+    from srezero.agents.registry import BUILTIN
+
+    if name in BUILTIN or ":" not in name:
+        return None
+    path = getattr(sys.modules.get(name.partition(":")[0]), "__file__", None)
+    if not path or not os.path.isfile(path):
+        return None
+    with open(path, "rb") as fh:
+        return "sha256:" + hashlib.sha256(fh.read()).hexdigest()[:16]

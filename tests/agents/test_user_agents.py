@@ -280,6 +280,25 @@ def test_an_agent_sending_objects_is_recorded_the_same_every_run(agents_mod, tmp
         "<object>", {"tool": "get_status", "args": {"service": "<object>"}}, "resolve()"]
 
 
+def test_a_rerun_notices_that_a_user_agents_code_changed(agents_mod, tmp_path) -> None:
+    """A reviewer edited their agent between two sweeps into one directory: the rerun resumed and mixed
+    both versions' episodes under one name. Its module file's hash is now part of its identity."""
+    base = ["sweep", "--agents", f"{agents_mod}:WithArgs", "--agent-arg", "threshold=1", "--tasks", "inc-001",
+            "--out", str(tmp_path / "run"), "--no-progress", "--workers", "1"]
+    assert CliRunner().invoke(cli, [*base, "--seeds", "1"]).exit_code == 0
+    code = orjson.loads((tmp_path / "run" / "manifest.json").read_bytes())["agents"][f"{agents_mod}.WithArgs"]["code"]
+    assert re.fullmatch(r"sha256:[0-9a-f]{16}", code)
+    again = CliRunner().invoke(cli, [*base, "--seeds", "2"])  # unchanged code resumes
+    assert again.exit_code == 0 and "already recorded 1" in again.output, again.output
+    module = tmp_path / f"{agents_mod}.py"
+    module.write_text(module.read_text() + "\n# tuned\n")
+    sys.modules.pop(agents_mod, None)
+    registry.resolve.cache_clear()
+    changed = CliRunner().invoke(cli, [*base, "--seeds", "3"])
+    assert changed.exit_code == 1, changed.output
+    assert f"agent {agents_mod}.WithArgs has different code or settings from the recorded run (code: " in changed.output
+
+
 # ------------------------------------------------------------------ from a sweep's error to a traceback
 def test_a_sweep_with_agent_errors_prints_a_run_command_that_shows_the_traceback(agents_mod, tmp_path) -> None:
     out = CliRunner().invoke(cli, ["sweep", "--agents", f"{agents_mod}:FailsOn", "--agent-arg", "fail_seed=2",
