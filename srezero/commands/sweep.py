@@ -208,6 +208,30 @@ def _print_table(summary: dict) -> None:
         name = g["agent"] + (" (upper bound)" if _upper(g) else "")  # listed apart, never ranked
         click.echo(f"{name:24} {g['n']:>5}  {_fmt(m['marks']):22} {_fmt(m['success'], 100, 0):18} "
                    f"{_fmt(m['diagnosis'], 100, 0):18} {_fmt(m['mitigation'], 100, 0):18} {errs}")
+    for line in caveats(summary):
+        click.echo(f"note: {line}")
+
+
+def caveats(summary: dict) -> list[str]:
+    """What keeps the table from being read as a ranking: agents that ran different episodes (a sweep
+    stopped early), or too few tasks for the intervals to be 95% intervals (srezero compare's rule)."""
+    from srezero.report.compare import MIN_TASKS
+
+    per_task: dict[str, dict[str, int]] = {}
+    for g in summary.get("groups", []):
+        if g["task"] != "*" and not _upper(g):
+            per_task.setdefault(g["agent"], {})[g["task"]] = g["n"]
+    out = []
+    if len({tuple(sorted(cells.items())) for cells in per_task.values()}) > 1:
+        counts = ", ".join(f"{a} {sum(c.values())}" for a, c in sorted(per_task.items()))
+        out.append(f"the agents ran different episodes ({counts}), so their rows are not comparable as they stand: "
+                   "rerun the same sweep to complete it, or rank them on the shared episodes with "
+                   "`srezero report --common`")
+    tasks = max((len(c) for c in per_task.values()), default=0)
+    if 0 < tasks < MIN_TASKS:
+        out.append(f"the intervals resample tasks, and over {tasks} task(s) they are not 95% intervals (at least "
+                   f"{MIN_TASKS} are needed, as srezero compare says): read them as a range, not a verdict")
+    return out
 
 
 def _manifest_tasks(out: str) -> dict:
@@ -263,6 +287,8 @@ def _print_markdown(summary: dict, tasks_meta: dict | None = None) -> None:
         click.echo(f"| {name} | {g['n']} | {_fmt(m['marks'])} | {_fmt(m['success'], 100, 0)} | "
                    f"{_fmt(g['consistency'], 100, 0)} | {_fmt(m['diagnosis'], 100, 0)} | {_fmt(m['mitigation'], 100, 0)} | {_fmt(m['evidence'], 100, 0)} | "
                    f"{_fmt(m['wrong_fix_rate'], 1, 2)} | {_mean_n(m['ttd_s'])} | {_mean_n(m['ttm_s'])} |")
+    for line in caveats(summary):
+        click.echo(f"\n> Note: {line}.")
     marks = {(g["agent"], g["task"]): g["metrics"]["marks"]["mean"] for g in groups if g["task"] != "*"}
     tasks = sorted({t for _, t in marks})
     if tasks_meta:

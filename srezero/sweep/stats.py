@@ -136,6 +136,7 @@ def csv_rows(summary: dict[str, Any]) -> tuple[list[str], list[list[Any]]]:
     header = ["agent", "task", "n", "privileged", "provider_errors", "agent_errors", "env_errors"]
     for k in METRICS:
         header += [k, f"{k}_lo", f"{k}_hi", f"{k}_n"]
+    header += ["tasks", "consistency", "consistency_lo", "consistency_hi", "consistency_k"]  # per agent only
     rows = []
     for g in summary["groups"]:
         row = [g["agent"], g["task"], g["n"], int(g["privileged"]), g["provider_errors"], g["agent_errors"],
@@ -143,5 +144,7 @@ def csv_rows(summary: dict[str, Any]) -> tuple[list[str], list[list[Any]]]:
         for k in METRICS:
             m = g["metrics"][k]
             row += [m["mean"], m["lo"], m["hi"], m["n"]]
+        c = g.get("consistency")
+        row += [g["tasks"], c["mean"], c["lo"], c["hi"], c["k"]] if c else [None] * 5
         rows.append(row)
     return header, rows

@@ -237,3 +237,20 @@ def test_a_record_json_cannot_hold_becomes_that_agents_error_not_a_crash():
     assert kept["usage"] == {"tokens": "<object>"} and "could not be written" in kept["error"]
     fine = {**record, "usage": {"tokens": 3}}
     assert records.dumps_episode(fine) == (fine, records.dumps(fine))
+
+
+def test_the_sweep_table_warns_when_it_is_not_a_ranking():
+    """A reviewer's interrupted sweep printed a ranking over unequal episodes, and CIs over 3 tasks that
+    `srezero compare` refuses to call 95% intervals; both now come with a note."""
+    from srezero.commands.sweep import caveats
+
+    def summary(cells: dict[str, list[str]]) -> dict:
+        return {"groups": [{"agent": a, "task": t, "n": 2} for a, ts in cells.items() for t in ts]
+                + [{"agent": "oracle", "task": "t0", "n": 1}]}  # an upper bound is never ranked
+
+    five = [f"t{i}" for i in range(5)]
+    assert caveats(summary({"a": five, "b": five})) == []
+    partial = caveats(summary({"a": five, "b": five[:4]}))
+    assert len(partial) == 1 and partial[0].startswith("the agents ran different episodes (a 10, b 8)")
+    few = caveats(summary({"a": five[:3], "b": five[:3]}))
+    assert len(few) == 1 and "over 3 task(s) they are not 95% intervals" in few[0]
