@@ -114,8 +114,9 @@ def sweep_cmd(seeds: str, seed_start: int, agent_names: tuple[str, ...], agent_a
     if result.errors:  # a script sees the failure in the exit status
         debug = runner.traceback_command(result.rows, agents)
         raise click.ClickException(f"{result.errors} of the {result.ran} episode(s) run ended in a provider, agent "
-                                   "or environment error (see each record's status and error); rerun with "
-                                   "--retry-errors to run them again"
+                                   "or environment error (see each record's status and error); --retry-errors runs "
+                                   "them again, which helps with a provider outage (a deterministic agent fails the "
+                                   "same way: fix it and sweep into a fresh --out)"
                                    + (f"; replay one with its traceback: {debug}" if debug else ""))
 
 
