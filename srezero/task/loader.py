@@ -171,12 +171,13 @@ def load_file(path: str | Path) -> TaskSpec:
     try:
         spec = parse_text(text, p)
     except TaskFileError as exc:  # report a misnamed file in this round too, not after the rest is fixed
-        raw = None if any(f == "(syntax)" for f, _ in exc.problems) else tomllib.loads(text).get("id")
-        if isinstance(raw, str) and _misnamed(raw, p) and all(f != "id" for f, _ in exc.problems):
-            raise TaskFileError(p, [*exc.problems, ("id", _misnamed(raw, p))]) from None
+        fields = {f for f, _ in exc.problems}
+        raw = None if fields & {"(syntax)", "id"} else tomllib.loads(text).get("id")
+        if isinstance(raw, str) and (why := _misnamed(raw, p)):
+            raise TaskFileError(p, [*exc.problems, ("id", why)]) from None
         raise
-    if _misnamed(spec.id, p):
-        raise TaskFileError(p, [("id", _misnamed(spec.id, p))])
+    if why := _misnamed(spec.id, p):
+        raise TaskFileError(p, [("id", why)])
     return spec
 
 
@@ -234,7 +235,7 @@ def get_task(task_id: str, extra: tuple[str, ...] = ()) -> TaskSpec:
     if task_id not in idx:
         hint = did_you_mean(task_id, idx, n=3) or "; run `srezero tasks` to list them"
         raise UnknownTaskError(f"unknown task {task_id!r}{hint} (a task of your own: give the path to its .toml "
-                       "file, or put its directory on SREZERO_TASKS_PATH)")
+                               "file, or put its directory on SREZERO_TASKS_PATH)")
     p = idx[task_id]
     return _load_cached(str(p), p.stat().st_mtime)
 

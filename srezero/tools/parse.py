@@ -178,8 +178,8 @@ def recordable(action: Any) -> Any:
             return orjson.loads(orjson.dumps(action))
         except TypeError:
             return json_safe(action)
-    plain = json_safe(action)
-    return repr(plain) if isinstance(plain, list) or plain is None or isinstance(plain, int | float) else plain
+    plain = json_safe(action)  # a "<TypeName>" string, or plain data whose repr has no address in it
+    return plain if isinstance(plain, str) else repr(plain)
 
 
 _MAX_DEPTH = 32
