@@ -315,6 +315,27 @@ def diagnosis_lines(env: Episode, result: dict[str, Any]) -> list[str]:
     return out
 
 
+def collateral_lines(result: dict[str, Any]) -> list[str]:
+    """What the wrong writes cost the users, measured against a replay without them (scoring/collateral.py).
+    Metrics that recover after a wrong restart read like a fix; this says what the restart itself broke."""
+    c = result.get("collateral") or {}
+    if c.get("method") != "counterfactual":
+        return []
+    n = c.get("writes_removed", 0)
+    which = "your wrong write" if n == 1 else f"your {n} wrong writes"
+    harm = []
+    if c.get("errors", 0.0) >= 1.0:
+        harm.append(f"about {c['errors']:,.0f} more failed requests")
+    if c.get("slo_breach_s", 0.0) > 0.0:
+        harm.append(f"{c['slo_breach_s']:.0f} s more of broken SLOs at the edge")
+    if c.get("p99_excess_ms", 0.0) >= 1.0:
+        harm.append(f"an edge p99 {c['p99_excess_ms']:.0f} ms higher on average")
+    if not harm:
+        return [f"collateral: none measurable; a replay of the episode without {which} has the same edge"]
+    return [f"collateral: against a replay of the episode without {which}, from the page to the end of the "
+            f"settling period: {', '.join(harm)}"]
+
+
 def _paint_first(lines: list[str], word: str, painted: str) -> list[str]:
     """Colour ``word`` where it first appears in wrapped ``lines`` (wrap first, then paint: escape codes
     must not count towards the width)."""
@@ -427,6 +448,7 @@ def render(env: Episode, result: dict[str, Any], hints: list[dict[str, Any]], st
         next_at = write_start(writes[i + 1]) if i + 1 < len(writes) else None
         for line in write_deltas(env, wr, next_at):
             out += fit(line, 6, 2)
+    out += [line for text in collateral_lines(result) for line in fit(text, 2, 4)]
     m = result.get("mitigation") or {}
     for reason in m.get("reasons") or []:
         out += _paint_first(fit(f"not mitigated: {reason}", 2, 4), "not mitigated:", s.red("not mitigated:"))

@@ -81,7 +81,8 @@ def queue_tick(w: World, published: float, db_lat: float, db_err_prev: float, db
         dup = 0.3
     wk_conns = float(min(wkc["concurrency"], 4))
     wk_mem_limit = float(wkc["memory_limit_mb"])
-    failed = 0.0  # jobs failed per second, when some worker's link loses them
+    failed = 0.0  # jobs failed per second, when some worker's link loses them or its code fails them
+    faulty = False
     for rep in wk.replicas:
         base = rep.row
         if rep.state != "Running":
@@ -102,10 +103,16 @@ def queue_tick(w: World, published: float, db_lat: float, db_err_prev: float, db
             causes["duplicate"] = dup
         if st.mq_cycling > 0.5:
             causes["dlq_rejected"] = 0.5
+        # a release with a code defect fails that share of the jobs its pods run (a rollout spreads it)
+        release = wk.release_of(rep)
+        defect = release.defect_rate if release.defect == "endpoint_errors" else 0.0
+        if defect:
+            causes["code_defect"] = defect
+            faulty = True
         if rep.mem_mb > rep.base_mem_mb * 1.5 and rep.mem_mb > 0.7 * wk_mem_limit:  # a heap near its limit thrashes
             causes["gc_pressure"] = 4.0 * (rep.mem_mb / wk_mem_limit - 0.7)  # as the web tier's (model.tick)
         cpu = share * st.worker_proc_ms / 1000.0 * 0.4 * st.worker_job_cost + 0.03
-        err = 1.0 - (1.0 - wk_err) * (1.0 - net) if net else wk_err
+        err = 1.0 - (1.0 - wk_err) * (1.0 - net) * (1.0 - defect) if net or defect else wk_err
         failed += share * err
         rep.rps = share
         rep.err = err
@@ -113,7 +120,7 @@ def queue_tick(w: World, published: float, db_lat: float, db_err_prev: float, db
         rep.err_causes = causes
         vals[base : base + 10] = array("d", (share, err, proc_ms * 0.8, proc_ms * 1.9, proc_ms * 2.8, rep.cpu,
                                              rep.mem_mb, wk_conns, 120.0, rep.restarts))
-    if lossy and consumed > 0:
+    if (lossy or faulty) and consumed > 0:
         wk_err = failed / consumed
     return (mq, mq_rep, mq_up, wk, workers_ready, incoming, depth, age, consumed, redeliver, copies, proc_s,
             worker_db_writes, wk_err)

@@ -14,7 +14,7 @@ import re
 from typing import TYPE_CHECKING
 
 from srezero.sim.clock import TICK_S
-from srezero.sim.metrics import R_MEM
+from srezero.sim.metrics import R_CPU, R_MEM, R_RPS
 from srezero.sim.world import noise_table
 
 if TYPE_CHECKING:
@@ -77,6 +77,7 @@ WORKER_CAUSES: dict[str, tuple[str, str]] = {
     "duplicate": ("warn", "job {job} already processed by another consumer; duplicate delivery ignored"),
     "net_loss": ("error", "consumer: connection to broker {mqaddr} lost: read tcp: i/o timeout; reconnecting in 2.00 seconds"),
     "gc_pressure": WEB_CAUSES["gc_pressure"],
+    "code_defect": ("error", "job {job} failed: Unhandled exception in {jobhandler}: {exc}"),
     "crash": ("error", "{reason}"),
 }
 MQ_CAUSES: dict[str, tuple[str, str]] = {
@@ -115,6 +116,7 @@ CHATTER: dict[str, tuple[tuple[str, str], ...]] = {
                       ("info", "\"POST /api/cart HTTP/1.1\" 201 {n} \"-\" upstream={up} rt=0.0{ms}")),
 }
 HANDLERS = ("CheckoutHandler.post", "PricingService.quote", "InvoiceJob.render")
+JOB_HANDLERS = ("InvoiceJob.render", "ExportJob.run", "ReceiptMailer.send")
 EXCEPTIONS = ("KeyError: 'currency'", "TypeError: unsupported operand type(s) for *: 'NoneType' and 'float'",
               "AttributeError: 'NoneType' object has no attribute 'id'")
 
@@ -157,6 +159,7 @@ _FIELD_FNS = {
     "chost": lambda w, rep, r, t: w.services["web_server"].config["cache_host"],
     "workers": lambda w, rep, r, t: w.services["web_server"].config["workers"],
     "handler": lambda w, rep, r, t: HANDLERS[r.int(0, 3)],
+    "jobhandler": lambda w, rep, r, t: JOB_HANDLERS[r.int(0, 3)],
     "exc": lambda w, rep, r, t: EXCEPTIONS[r.int(0, 3)],
     "fdlimit": lambda w, rep, r, t: w.services["web_server"].config["max_open_files"],
     "now": lambda w, rep, r, t: w.stamp(t),
@@ -247,6 +250,8 @@ def _render(w: World, rep: Replica, col: int) -> list[tuple[float, str, str]]:
     t0 = col * TICK_S
     chatter = CHATTER.get(rep.kind, ())
     n_chat = 1 if r.u() < 0.6 else 0  # sampled access logs: a line every other tick or so
+    if n_chat and not _working(w, rep, col):
+        n_chat = 0  # a crash-looping or idle process prints no access logs and finishes no jobs
     for _ in range(n_chat):
         lvl, tpl = chatter[r.int(0, len(chatter))]
         if lvl == "warn" and r.u() < 0.6:
@@ -268,6 +273,14 @@ def _render(w: World, rep: Replica, col: int) -> list[tuple[float, str, str]]:
                 out.append((t, lvl, tpl.format_map(_fields(w, rep, r, t))))
     out.sort(key=lambda x: x[0])
     return out
+
+
+def _working(w: World, rep: Replica, col: int) -> bool:
+    """Whether the replica did work in tick ``col``: served requests or jobs (its recorded rate), or,
+    for the broker, which keeps its own housekeeping while nothing is published, ran at all."""
+    if w.buf[rep.row + R_RPS, col] > 0.0:
+        return True
+    return rep.kind == "message_queue" and w.buf[rep.row + R_CPU, col] > 0.0
 
 
 def _causes_at(w: World, rep: Replica, col: int) -> dict[str, float]:

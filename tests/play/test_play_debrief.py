@@ -134,6 +134,18 @@ def test_a_full_fix_addressed_the_root_cause_and_the_good_path_ends_the_debrief(
     assert '"entity": "web_server.db_retries"' in tail and "oracle" not in steps[0]
 
 
+def test_the_harm_of_a_wrong_restart_is_shown_even_when_metrics_recover_after_it() -> None:
+    # inc-011 is a false alarm that heals by itself: after a restart the metrics improve, which reads like a fix
+    s = _play("inc-011", 2, ['restart(target="database")', "submit_diagnosis(root_causes=[])", "resolve()"])
+    result = s.info["result"]
+    assert result["collateral"]["method"] == "counterfactual" and result["collateral"]["errors"] > 100
+    flat = " ".join(debrief.render(s.env, result, [], width=100).split())
+    assert "collateral: against a replay of the episode without your wrong write" in flat
+    assert f"about {result['collateral']['errors']:,.0f} more failed requests" in flat
+    clean = _play("inc-011", 2, ["submit_diagnosis(root_causes=[])", "resolve()"])
+    assert "collateral:" not in debrief.render(clean.env, clean.info["result"], [])
+
+
 @pytest.mark.parametrize(("task", "moves"), [("inc-040", ["kubectl scale deploy/worker --replicas 1"]),
                                               ("inc-012", ["kubectl rollout restart deploy/worker"])])
 def test_the_good_path_does_not_depend_on_what_the_player_did(task: str, moves: list[str]) -> None:

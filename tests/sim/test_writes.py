@@ -15,7 +15,7 @@ import pytest
 from srezero.sim import changes
 from srezero.sim.replication import STANDBY_APPLY_WPS
 from srezero.sim.world import World
-from tests.sim.twins import SEEDS, act, advance, at, quiet_web, twins
+from tests.sim.twins import SEEDS, act, advance, at, quiet_web, read, twins
 
 
 def running(w: World, service: str) -> int:
@@ -92,6 +92,19 @@ def test_rolling_back_a_release_the_schema_needs_breaks_pods_as_they_roll_not_at
     assert all(r.version != current and r.state == "Running" for r in web.replicas)
     late = at(touched, "web_server", "error_rate") - at(plain, "web_server", "error_rate")
     assert late > 0.05 and early < late / 2  # every pod on the old code fails the requests the new schema needs
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+def test_rolling_back_a_worker_release_the_schema_needs_fails_its_jobs_visibly(seed: int) -> None:
+    plain, touched = twins(seed)
+    wk = touched.services["worker"]
+    act(plain, touched, "rollback", service="worker")
+    assert any("that the schema needs" in d for d in touched.destroyed)
+    advance(len(wk.replicas) * (wk.startup_s + changes.ROLLOUT_GAP_S) + 60, plain, touched)
+    # the damage the scorer calls destructive shows where an engineer would look: the error rate and the logs
+    assert at(touched, "worker", "error_rate") > at(plain, "worker", "error_rate") + 0.05
+    text = read(touched, "search_logs", service="worker", level="error", window_s=120)
+    assert "failed: Unhandled exception in" in text
 
 
 # ------------------------------------------------------------------ scale

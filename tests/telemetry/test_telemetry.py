@@ -13,6 +13,7 @@ from srezero.telemetry import logs, traces
 from srezero.telemetry import node as node_telemetry
 from srezero.telemetry.alerts import DEFAULT_RULES
 from tests.sim.test_model import SEEDS, advance, at, twins
+from tests.sim.twins import act
 
 STAMP = re.compile(r"^(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ) (DEBUG|INFO|WARN|ERROR)\s+(\S+) ")
 
@@ -69,6 +70,21 @@ def test_logs_are_per_replica_timestamped_in_order_and_speak_of_the_failing_depe
         about_db = [line for line in errors if re.search(r"db|database", line, re.IGNORECASE)]
         assert bool(about_db) == errors_expected
         assert len({line.split()[2] for line in about_db}) == (len(web) if errors_expected else 0)
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+def test_crash_looping_workers_log_their_crash_and_no_finished_jobs(seed: int) -> None:
+    plain, touched = twins(seed)
+    act(plain, touched, "set_config", service="worker", key="env.DATABASE_URL", value="")
+    advance(600.0, plain, touched)
+    down = {r.name for r in touched.services["worker"].replicas if r.state == "CrashLoopBackOff"}
+    assert down  # the rollout halts at the first pod that cannot start
+    for w, crashed in ((plain, False), (touched, True)):
+        pods = [r for r in w.services["worker"].replicas if r.name in down]
+        lines, _, _ = logs.search(w, pods, "", "", 300.0, 500)
+        finished = [ln for ln in lines if re.search(r"done in|took \d+ms", ln)]
+        assert bool(finished) != crashed, finished[:3]
+        assert any("DATABASE_URL" in ln for ln in lines) == crashed
 
 
 @pytest.mark.parametrize("seed", SEEDS)
