@@ -157,7 +157,7 @@ def test_array_arguments_sent_as_json_text_are_decoded_in_the_core() -> None:
         assert obs.ok, obs.text
     assert as_list.st.claims == as_text.st.claims
     obs, *_ = as_text.step({"tool": "submit_diagnosis", "args": {"root_causes": "not json"}})
-    assert not obs.ok and "valid list" in obs.text  # text that is not an array is still rejected
+    assert not obs.ok and "root_causes: must be a list, not the text" in obs.text  # text that is not an array is still rejected
 
 
 def test_end_cause_and_diagnosis_submitted() -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import orjson
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -39,6 +40,42 @@ def test_step_never_raises_and_counts_invalid(batch) -> None:
         if terminated or truncated:
             break
     assert env.st.invalid == invalid
+    orjson.dumps(env.trajectory)  # whatever was sent, the record can be written
+
+
+def _scale_outcome(args: dict) -> tuple[str, int]:
+    env = srezero.make("inc-002", 0)
+    env.reset()
+    obs, *_ = env.step({"tool": "scale", "args": {"service": "worker", **args}})
+    orjson.dumps(env.trajectory)
+    return obs.text, env.st.invalid
+
+
+def test_a_value_of_the_wrong_json_type_is_refused_not_converted() -> None:
+    """Lax conversion would read true as 1 and run a write the agent never asked for."""
+    for replicas, shown in ((True, "the boolean true"), ("2", "the text '2'"), (2.5, "the number 2.5")):
+        text, invalid = _scale_outcome({"replicas": replicas})
+        assert invalid == 1 and f"replicas: must be a whole number (without quotes), not {shown}" in text
+    text, invalid = _scale_outcome({"replicas": 2.0})  # an integral number is an integer in JSON
+    assert invalid == 0 and "to 2 replica(s)" in text
+    env = srezero.make("inc-002", 0)
+    env.reset()
+    for args, problem in (({"errors_only": "yes"}, "errors_only: must be true or false"),
+                          ({"service": 5}, "service: must be text (in quotes), not the number 5")):
+        obs, *_ = env.step({"tool": "get_traces" if "errors_only" in args else "get_status", "args": args})
+        assert not obs.ok and problem in obs.text
+
+
+def test_an_integer_beyond_64_bits_is_refused_and_the_record_still_writes() -> None:
+    for args in ({"replicas": 2 ** 64}, {"replicas": -(2 ** 70)}):
+        text, invalid = _scale_outcome(args)
+        assert invalid == 1 and "a number too large for a 64-bit integer" in text
+    env = srezero.make("inc-002", 0)
+    env.reset()
+    obs, *_ = env.step({"tool": "set_config", "args": {"service": "web_server", "key": "workers", "value": 2 ** 64}})
+    assert not obs.ok and "64-bit" in obs.text
+    *_, info = env.step("resolve()")
+    assert orjson.dumps({"trajectory": env.trajectory, "result": info["result"]})
 
 
 def test_specific_bad_inputs_have_clear_errors() -> None:

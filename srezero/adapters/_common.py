@@ -109,12 +109,18 @@ def default_record_path(front_end: str, task_id: str, seed: int) -> Path:
 
 
 def write_record(path: str | Path, record: dict[str, Any]) -> Path:
-    """Write a record atomically with the sweep's canonical bytes; returns the path written."""
-    from srezero.sweep.records import dumps, write_atomic
+    """Write a record atomically with the sweep's canonical bytes; returns the path written. A value JSON
+    cannot hold never loses the record: it is written as the sweep writes one (``dumps_episode``)."""
+    from srezero.sweep.records import dumps_episode, write_atomic
 
     path = Path(path)
-    write_atomic(path, dumps(record))
+    write_atomic(path, dumps_episode(record)[1])
     return path
+
+
+#: How an episode ended (:meth:`Episode.end_cause`), in words an agent reads after the end.
+END_WORDS = {"resolve": "resolved", "step_budget": "the step budget is used up",
+             "time_budget": "the time budget is used up", "stopped": "stopped before resolve"}
 
 
 def summary_line(result: dict[str, Any]) -> str:

@@ -39,6 +39,7 @@ from mcp.types import Tool as MCPTool
 import srezero
 from srezero._version import __version__
 from srezero.adapters._common import (
+    END_WORDS,
     INSTRUCTIONS,
     episode_record,
     summary_line,
@@ -68,10 +69,14 @@ def check_record_path(path: str | Path, overwrite: bool = False) -> Path:
         raise ValueError(f"the record path {path} is a directory; give a file name (--record PATH.json)")
     if path.exists() and not overwrite:
         raise ValueError(f"a record already exists at {path} (this task and seed were played before); "
-                         "pass --overwrite to replace it, or choose another seed")
+                         "pass --overwrite (overwrite=True in Python) to replace it, or choose another seed")
+    folder = path.parent  # folders still missing are made only when the record is written
+    while not folder.exists() and folder != folder.parent:
+        folder = folder.parent
+    if not folder.is_dir():
+        raise ValueError(f"cannot write the record at {path}: {folder} is a file, not a folder")
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        fd, probe = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".probe")
+        fd, probe = tempfile.mkstemp(dir=folder, prefix=f".{path.name}.", suffix=".probe")
         os.close(fd)
         os.unlink(probe)
     except OSError as exc:
@@ -134,7 +139,8 @@ class EpisodeServer(MCPServer):
         obs, _reward, _terminated, _truncated, info = self.env.step({"tool": str(name), "args": arguments or {}})
         text = obs.text
         if obs.done:
-            line = "episode ended: " + summary_line(info["result"])
+            why = END_WORDS.get(self.env.end_cause() or "", "ended")
+            line = f"episode ended ({why}): " + summary_line(info["result"])
             # a failure's detail names the path (which holds the ground truth): it goes to the log only
             text += f"\n\n{line}" if self._write() else f"\n\n{line}\n(could not write the record (see server log))"
         else:

@@ -53,10 +53,26 @@ def mcp_cmd(task_id: str, seed: int | None, seed_range: str | None, record: str 
         server = EpisodeServer(task_id, seed, record=path, overwrite=overwrite)
     except (KeyError, ValueError, TaskFileError) as exc:
         raise click.ClickException(str(exc).strip("'\"")) from None
+    if http_port is not None and (why := _port_taken(http_port)):
+        raise click.ClickException(f"cannot serve on 127.0.0.1:{http_port}: {why}; choose another --http port")
     click.echo(f"srezero mcp: {server.env.briefing.episode_id} (seed {seed}; "
                f"{'stdio' if http_port is None else f'http://127.0.0.1:{http_port}/mcp'}); "
                f"record -> {server.record_path}", err=True)
     serve(server, http_port)
+
+
+def _port_taken(port: int) -> str | None:
+    """Why the port cannot be bound, checked the way uvicorn binds it; None when it is free. Checked
+    before the start-up line so that a busy port is one clear error, not a server that never started."""
+    import socket
+
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
+        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            probe.bind(("127.0.0.1", port))
+        except OSError as exc:
+            return exc.strerror or str(exc)
+    return None
 
 
 def _first_unplayed(task_id: str, seed_range: str, overwrite: bool) -> int:

@@ -167,7 +167,8 @@ def query_metrics(ctx: ToolContext,
 @tool("read", 10, target_arg="service")
 def search_logs(ctx: ToolContext,
                 service: Annotated[str, "service or replica whose logs to search"],
-                pattern: Annotated[str, "case-insensitive regular expression; empty matches every line"] = "",
+                pattern: Annotated[str, Field(max_length=500),
+                                   "case-insensitive regular expression; empty matches every line"] = "",
                 level: Annotated[Literal["", "debug", "info", "warn", "error"], "minimum level"] = "",
                 window_s: Annotated[Window, "look-back window in seconds (60-7200)"] = 900,
                 limit: Annotated[int, Field(ge=1, le=200), "maximum lines returned"] = 20) -> ToolOutput:

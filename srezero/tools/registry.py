@@ -31,6 +31,10 @@ from srezero.errors import DeclarationError, near_misses
 
 Kind = Literal["read", "write", "submit"]
 _SCALARS = frozenset((str, int, float, bool, type(None)))
+_TYPE_ORDER = ("integer", "number", "boolean", "string", "array", "object", "null")
+_TYPE_WORDS = {"integer": "a whole number (without quotes)", "number": "a number (without quotes)",
+               "boolean": "true or false (without quotes)", "string": "text (in quotes)", "array": "a list",
+               "object": "an object", "null": "null"}
 _MAX_VERDICTS = 4096  # per tool; cleared when full (agents' distinct calls per run are far fewer)
 
 
@@ -49,6 +53,15 @@ class ToolError(Exception):
     def __init__(self, message: str, tool: str | None = None) -> None:
         super().__init__(message)
         self.tool = tool
+
+
+def _describe(value: Any) -> str:
+    """A wrong-typed argument as the agent wrote it, briefly."""
+    if type(value) is bool:
+        return f"the boolean {str(value).lower()}"
+    if type(value) is str:
+        return f"the text {value[:40]!r}" + ("..." if len(value) > 40 else "")
+    return f"the number {value!r}"
 
 
 @dataclass
@@ -166,7 +179,40 @@ class ToolSpec:
                         out[key] = decoded
         return out
 
+    @functools.cached_property
+    def _arg_types(self) -> dict[str, frozenset[str]]:
+        """Each argument's JSON types, from the schema (``anyOf`` for a union)."""
+        out = {}
+        for name, prop in self.schema.get("properties", {}).items():
+            types = [prop["type"]] if "type" in prop else [p.get("type") for p in prop.get("anyOf", ())]
+            out[name] = frozenset(t for t in types if t)
+        return out
+
+    def _type_problems(self, args: dict[str, Any]) -> list[str]:
+        """Scalars of the wrong JSON type. Pydantic's lax mode would read ``true`` as 1 and ``"2"`` as 2, and
+        a write would then run on a value the agent never sent; the schema is the contract, so only an
+        integral number stands in for an integer (``2.0``) and an integer for a number."""
+        problems = []
+        for name, value in args.items():
+            want = self._arg_types.get(name)
+            t = type(value)
+            if not want or t not in (bool, int, float, str):
+                continue
+            if t is int and not -(2 ** 63) <= value < 2 ** 63:
+                problems.append(f"{name}: a number too large for a 64-bit integer")
+                continue
+            ok = ("boolean" in want if t is bool else "string" in want if t is str else
+                  "integer" in want or "number" in want if t is int else
+                  "number" in want or ("integer" in want and value.is_integer()))
+            if not ok:
+                problems.append(f"{name}: must be {_TYPE_WORDS[min(want, key=_TYPE_ORDER.index)]}, "
+                                f"not {_describe(value)}")
+        return problems
+
     def _validate(self, args: dict[str, Any]) -> dict[str, Any]:
+        problems = self._type_problems(args)
+        if problems:
+            raise ToolError(f"invalid arguments for {self.name}: " + "; ".join(problems))
         try:
             obj = self.model.model_validate(args)
         except ValidationError as exc:

@@ -21,6 +21,7 @@ from srezero.adapters import _common  # noqa: E402
 from srezero.adapters._common import episode_record, tool_declarations  # noqa: E402
 from srezero.adapters.mcp_server import EpisodeServer  # noqa: E402
 from srezero.cli import cli  # noqa: E402
+from srezero.sweep.records import write_atomic  # noqa: E402
 from tests.adapters.conftest import SEED, TASK, core_rollout  # noqa: E402
 
 HANG_GUARD_S = 120  # only stops a hung server from blocking the suite; never a performance bound
@@ -66,7 +67,7 @@ def test_in_process_client_plays_the_oracle_to_the_core_marks(oracle, tmp_path: 
     assert all(str(tmp_path) not in r.content[0].text and "rec.json" not in r.content[0].text
                for r in [*results, after_end])
     assert [r.content[0].text.startswith(t) for r, t in zip(results, oracle.texts)] == [True] * len(results)
-    assert "episode ended: marks" in results[-1].content[0].text
+    assert "episode ended (resolved): marks" in results[-1].content[0].text
     assert server.env.result == oracle.result
     saved = orjson.loads(record.read_bytes())
     assert saved["result"]["marks"] == oracle.result["marks"] and saved["agent"] == "mcp"
@@ -252,7 +253,7 @@ def test_a_record_that_cannot_be_written_is_never_named_to_the_agent(oracle, tmp
     with caplog.at_level("ERROR", logger="srezero.mcp"):
         last = _session(server, [(a["tool"], a["args"]) for a in oracle.actions])[-1]
     text = last.content[0].text
-    assert "episode ended: marks" in text and "could not write the record (see server log)" in text
+    assert "episode ended (resolved): marks" in text and "could not write the record (see server log)" in text
     assert "secret-answers" not in text and str(tmp_path) not in text
     assert "secret-answers" in caplog.text  # the detail goes to the server's log (stderr)
 
@@ -272,8 +273,13 @@ def test_cli_refuses_a_record_it_would_overwrite_or_could_not_write(monkeypatch:
     # unwritable (under a regular file): fails at startup, not after a whole episode
     out = CliRunner().invoke(cli, ["mcp", "--task", TASK, "--record", str(record / "x.json")])
     assert out.exit_code != 0 and "cannot write the record" in out.output and len(served) == 1
+    assert f"{record} is a file, not a folder" in " ".join(out.output.split())
+    # missing folders are fine, and made only when a record is written: checking creates nothing
+    deep = tmp_path / "new" / "deeper" / "rec.json"
+    out = CliRunner().invoke(cli, ["mcp", "--task", TASK, "--seed", "3", "--record", str(deep)])
+    assert out.exit_code == 0 and len(served) == 2 and not (tmp_path / "new").exists()
     out = CliRunner().invoke(cli, ["mcp", "--task", TASK, "--seed", "-1"])
-    assert out.exit_code == 2 and "-1" in out.output and len(served) == 1
+    assert out.exit_code == 2 and "-1" in out.output and len(served) == 2
 
 
 def test_cli_seeds_moves_on_to_the_first_seed_without_a_record(monkeypatch: pytest.MonkeyPatch,
@@ -286,7 +292,7 @@ def test_cli_seeds_moves_on_to_the_first_seed_without_a_record(monkeypatch: pyte
         out = CliRunner().invoke(cli, ["mcp", "--task", TASK, "--seeds", "4-6"])
         assert out.exit_code == 0, out.output
         seen.append(served[-1].env.seed)
-        served[-1].record_path.write_bytes(b"played")  # what the end of that episode leaves
+        write_atomic(served[-1].record_path, b"played")  # what the end of that episode leaves
     assert seen == [4, 5, 6]
     out = CliRunner().invoke(cli, ["mcp", "--task", TASK, "--seeds", "4-6"])
     assert out.exit_code != 0 and "--overwrite" in out.output and len(served) == 3
@@ -371,3 +377,25 @@ def test_the_page_is_a_prompt_and_a_resource() -> None:
     page = srezero.make(TASK, SEED).reset(seed=SEED)[0].text
     assert page in read.contents[0].text
     assert read.contents[0].text == prompt.messages[0].content.text
+
+
+def test_the_last_result_says_which_budget_ended_the_episode() -> None:
+    server = EpisodeServer(TASK, SEED)
+    texts = [server.play("wait", {"seconds": 600}).content[0].text for _ in range(20) if server.env.result is None]
+    assert "episode ended (the time budget is used up): marks" in texts[-1]
+    assert all("episode ended" not in t for t in texts[:-1])
+
+
+def test_a_busy_http_port_is_one_clear_error_before_anything_starts(monkeypatch: pytest.MonkeyPatch,
+                                                                   tmp_path: Path) -> None:
+    import socket
+
+    served: list[EpisodeServer] = []
+    monkeypatch.setattr("srezero.adapters.mcp_server.serve", lambda server, port=None: served.append(server))
+    with socket.socket() as busy:
+        busy.bind(("127.0.0.1", 0))
+        busy.listen()
+        port = busy.getsockname()[1]
+        out = CliRunner().invoke(cli, ["mcp", "--task", TASK, "--http", str(port), "--record", str(tmp_path / "r.json")])
+    assert out.exit_code == 1 and f"cannot serve on 127.0.0.1:{port}" in out.output and "--http" in out.output
+    assert served == [] and "record ->" not in out.output
