@@ -50,12 +50,16 @@ def play_cmd(task_id: str, seed: int, dirs: tuple[str, ...], hints: bool, record
     if not shell.run(session, style):
         return
     result = session.info.get("result") or env.result
-    click.echo(debrief.render(env, result, session.hints_used, style))
+    # sys.stdout, not click.echo: click rewraps an ASCII stream as UTF-8, which would bypass the ASCII
+    # stand-ins that safe_streams set up for such a terminal
+    sys.stdout.write(debrief.render(env, result, session.hints_used, style) + "\n")
     path, warning = session.save_or_fallback(target)
     if warning:
-        click.echo(style.red(f"\n{warning}"), err=True)
-    click.echo(end_message(str(path), env.spec.id, seed, session.stopped_early, session.agent_label,
-                           columns(sys.stdout), folder=not warning))
+        sys.stdout.flush()
+        sys.stderr.write(style.red(f"\n{warning}") + "\n")
+    sys.stdout.write(end_message(str(path), env.spec.id, seed, session.stopped_early, session.agent_label,
+                                 columns(sys.stdout), folder=not warning) + "\n")
+    sys.stdout.flush()
 
 
 def end_message(path: str, task_id: str, seed: int, stopped_early: bool = False, label: str = "",

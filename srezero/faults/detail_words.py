@@ -7,7 +7,8 @@ from __future__ import annotations
 from typing import Any
 
 #: Words that say a value is gone: the concrete detail of an emptied setting.
-MISSING_WORDS = ("empty", "missing", "unset", "not set", "removed", "dropped", "keyerror", "''", '""')
+MISSING_WORDS = ("empty", "emptied", "missing", "unset", "not set", "removed", "dropped", "deleted", "cleared",
+                 "blank", "absent", "erased", "wiped", "no value", "keyerror", "''", '""')
 
 
 def value_tokens(value: Any) -> tuple[str, ...]:

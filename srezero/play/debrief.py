@@ -291,7 +291,11 @@ def diagnosis_lines(env: Episode, result: dict[str, Any]) -> list[str]:
     distractors = set(d.get("distractor_claims") or [])
     for e in d.get("victim_claims") or []:
         out.append(f"  {e}: a victim, not a cause (it suffered downstream of the root cause)")
+    false_alarm = bool(result.get("no_fault"))
     for e in d.get("healthy_claims") or []:
+        if false_alarm:  # something may have happened there (a blip), but nothing was broken
+            out.append(f"  {e}: nothing there needed fixing (a false alarm has no root cause)")
+            continue
         tail = ": a red herring (something harmless happened there)" if e in distractors else ""
         out.append(f"  {e}: had no part in the incident{tail}")
     truth = {rc["entity"]: rc for rc in env.ground_truth()}
@@ -309,7 +313,7 @@ def diagnosis_lines(env: Episode, result: dict[str, Any]) -> list[str]:
         else:
             out.append(f"  root cause {name}: named, right category, right detail")
     misses = [k for k, v in (d.get("checklist") or {}).items() if v < 1.0]
-    if misses and claims:
+    if misses and claims and not false_alarm:  # a false alarm's one question is the gate above
         out.append("  checklist answers that were not yes:")
         out += [f"    - {QUESTION_WORDS.get(k, k)}" for k in misses]
     return out

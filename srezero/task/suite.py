@@ -92,7 +92,9 @@ def difficulty_problem(spec: TaskSpec) -> str | None:
 #: docs/tasks.md and students get the hints one at a time in play.
 MIN_RATIONALE_CHARS = 40
 MIN_HINTS = 2
-MIN_STEPS = 20
+#: Every curated task has the same budget: a budget that differed between tasks would be shown on
+#: every page and step, and tell an agent which task it is in (a fingerprint a lookup table learns).
+STANDARD_BUDGET = {"steps": 40, "time_s": 1800.0}
 
 
 def curated_problems(spec: TaskSpec) -> list[tuple[str, str]]:
@@ -104,8 +106,11 @@ def curated_problems(spec: TaskSpec) -> list[tuple[str, str]]:
     if len(spec.hints) < MIN_HINTS:
         out.append(("hints", f"a curated task has at least {MIN_HINTS} graded hints, mildest first "
                              f"(has {len(spec.hints)})"))
-    if spec.budget.steps < MIN_STEPS:
-        out.append(("budget.steps", f"a curated task allows at least {MIN_STEPS} steps (has {spec.budget.steps})"))
+    for key, standard in STANDARD_BUDGET.items():
+        if getattr(spec.budget, key) != standard:
+            out.append((f"budget.{key}", f"a curated task keeps the standard budget ({standard:g}; has "
+                                         f"{getattr(spec.budget, key):g}): the budget is shown to the agent, so "
+                                         "one that differed would tell it which task it is in"))
     return out
 
 

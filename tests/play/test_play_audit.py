@@ -234,15 +234,16 @@ def test_help_completes_every_topic_it_has() -> None:
 
 
 def test_the_end_says_when_the_last_action_overran_the_time_budget() -> None:
-    # 20 min budget: a wait stops at it, but a write under way (20 s) finishes 10 s past it
-    s = _play("inc-004", 0, ["wait(seconds=600)", "wait(seconds=590)", 'scale(service="worker", replicas=3)'])
+    # 30 min budget: a wait stops at it, but a write under way (20 s) finishes 10 s past it
+    s = _play("inc-004", 0, ["wait(seconds=600)", "wait(seconds=600)", "wait(seconds=590)",
+                             'scale(service="worker", replicas=3)'])
     result = s.info["result"]
     assert result["truncated"] and result["sim_seconds"] == s.time_budget_s + 10
     reason = debrief.end_reason(s.env, result)
-    assert reason.startswith("the time budget ran out (20 simulated minutes; the last action ran 0.2 min past it)")
-    s = _play("inc-004", 0, ["wait(seconds=600)", "wait(seconds=600)"])  # exactly used up: nothing overran
+    assert reason.startswith("the time budget ran out (30 simulated minutes; the last action ran 0.2 min past it)")
+    s = _play("inc-004", 0, ["wait(seconds=600)"] * 3)  # exactly used up: nothing overran
     assert debrief.end_reason(s.env, s.info["result"]) == \
-        "the time budget ran out (20 simulated minutes) before resolve()"
+        "the time budget ran out (30 simulated minutes) before resolve()"
 
 
 def test_the_good_path_of_a_false_alarm_has_no_fix() -> None:

@@ -146,6 +146,14 @@ def test_the_harm_of_a_wrong_restart_is_shown_even_when_metrics_recover_after_it
     assert "collateral:" not in debrief.render(clean.env, clean.info["result"], [])
 
 
+def test_a_blamed_false_alarm_gets_its_gate_not_the_checklist_of_a_real_fault() -> None:
+    claim = '{"entity": "database", "category": "capacity", "detail": "slow"}'
+    s = _play("inc-011", 2, [f"submit_diagnosis(root_causes=[{claim}])", "resolve()"])
+    text = " ".join(debrief.render(s.env, s.info["result"], [], width=100).split())
+    assert "why 0: this was a false alarm" in text and "database: nothing there needed fixing" in text
+    assert "checklist answers that were not yes" not in text and "had no part in the incident" not in text
+
+
 @pytest.mark.parametrize(("task", "moves"), [("inc-040", ["kubectl scale deploy/worker --replicas 1"]),
                                               ("inc-012", ["kubectl rollout restart deploy/worker"])])
 def test_the_good_path_does_not_depend_on_what_the_player_did(task: str, moves: list[str]) -> None:
@@ -277,6 +285,7 @@ def test_play_survives_a_terminal_that_is_not_utf8(tmp_path: Path, encoding: str
                           .encode(), capture_output=True, env=env, timeout=120, cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr.decode(errors="replace")[-2000:]
     assert b"Traceback" not in proc.stderr
-    out = proc.stdout.decode(encoding, errors="replace")
+    out = proc.stdout.decode(encoding)  # every byte in the terminal's encoding, the debrief's too
     assert "-- step 1 " in out and "DEBRIEF" in out and "transcript saved to" in out
+    assert f"marks 0.0/100 {'|' if encoding == 'ascii' else chr(183)} diagnosis" in out  # cp1252 has the dot
     assert [t["tool"] for t in orjson.loads(rec.read_bytes())["trajectory"]] == ["get_alerts", "get_status", "resolve"]

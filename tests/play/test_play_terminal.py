@@ -47,7 +47,7 @@ def test_oracle_session_to_debrief(tmp_path: Path, plan: list[dict]) -> None:
     child.logfile_read = seen = io.StringIO()
     child.expect("PAGE ")
     child.expect("QueueBacklogGrowing")
-    child.expect(re.escape("[30/30 steps · 30m00s left]"))
+    child.expect(re.escape("[40/40 steps · 30m00s left]"))
     child.expect(PROMPT)
     # shell commands are free: help, help TOOL, a hint
     child.sendline("help search_logs")
@@ -56,7 +56,7 @@ def test_oracle_session_to_debrief(tmp_path: Path, plan: list[dict]) -> None:
     child.expect(PROMPT)
     child.sendline("hint")
     child.expect(r"hint 1/\d+: ")
-    child.expect(re.escape("[30/30 steps"))
+    child.expect(re.escape("[40/40 steps"))
     child.expect(PROMPT)
     # tab completion of a tool name, then of an argument value
     first = plan[1]
@@ -69,7 +69,7 @@ def test_oracle_session_to_debrief(tmp_path: Path, plan: list[dict]) -> None:
     child.expect('"worker"')
     child.sendline(")")
     child.expect("CrashLoopBackOff")
-    child.expect(re.escape("[29/30 steps"))
+    child.expect(re.escape("[39/40 steps"))
     child.expect(PROMPT)
     # the rest of the oracle plan, typed as text calls; the prompt counts the steps down
     rest = [plan[0], *plan[2:]]
@@ -78,7 +78,7 @@ def test_oracle_session_to_debrief(tmp_path: Path, plan: list[dict]) -> None:
         if action["tool"] == "resolve":
             break
         child.expect(re.escape(f"── step {i} "))
-        child.expect(re.escape(f"[{30 - i}/30 steps"))
+        child.expect(re.escape(f"[{40 - i}/40 steps"))
         child.expect(PROMPT)
     child.expect(pexpect.EOF)
     child.close()
@@ -115,7 +115,7 @@ def test_history_recall_colour_and_quit(tmp_path: Path) -> None:
     child.expect(PROMPT)
     assert SGR.search(seen.getvalue())  # colour on a terminal without NO_COLOR
     child.sendline("kubectl get pods -l app=worker")
-    child.expect(re.escape("29/30 steps"))
+    child.expect(re.escape("39/40 steps"))
     child.expect(PROMPT)
     child.send("\x1b[A")  # up arrow recalls the last command
     child.expect(re.escape("kubectl get pods -l app=worker"))

@@ -269,3 +269,16 @@ def test_write_identity_uses_every_argument_but_value() -> None:
         write_key("set_config", {"service": "web_server", "key": "db_timeout_ms", "value": 0})
     assert write_key("cleanup_disk", {"node": "node-a", "device": "nvme1n1"}) != \
         write_key("cleanup_disk", {"node": "node-a", "device": "nvme0n1"})
+
+
+@pytest.mark.parametrize("detail", ["DATABASE_URL was emptied", "DATABASE_URL got cleared", "it was deleted",
+                                    "blanked in the last change", "DATABASE_URL has no value", "is unset"])
+def test_the_usual_ways_of_saying_a_setting_is_gone_are_its_detail(detail: str) -> None:
+    """A review found "emptied", "cleared", "deleted", "blanked" and "has no value" failed the detail
+    of an emptied environment variable while "removed" passed: all say the same thing."""
+    env = srezero.make("inc-001", 1)
+    env.reset()
+    claim_ = {"entity": "worker.env.DATABASE_URL", "category": "misconfiguration", "detail": detail}
+    env.step({"tool": "submit_diagnosis", "args": {"root_causes": [claim_]}})
+    *_, info = env.step("resolve()")
+    assert info["result"]["diagnosis"]["per_cause"][0]["detail"] is True
