@@ -90,7 +90,9 @@ class _LLMAgent:
         if api_key_env is not None and not api_key_env.strip():
             raise ValueError("--api-key-env needs the name of an environment variable")
         self.model = model
-        self.base_url = base_url
+        # the SDK would read OPENAI_BASE_URL itself, unrecorded and with the OpenAI key attached: read it here
+        # instead, so it is recorded like --base-url and the key rules below apply to it
+        self.base_url = base_url or os.environ.get("OPENAI_BASE_URL", "").strip() or None
         self.reasoning_model = is_reasoning_model(model) if reasoning_model is None else bool(reasoning_model)
         if self.reasoning_model and temperature is not None:
             raise ValueError(f"{model} is treated as a reasoning model, which takes only its default temperature: "
@@ -99,7 +101,7 @@ class _LLMAgent:
         self.seed = seed
         self.prices = load_prices(price_table)
         #: the variable the key is read from (None: no key is sent, a non-OpenAI endpoint gets NO_KEY)
-        self.api_key_env = api_key_env.strip() if api_key_env else (DEFAULT_KEY_ENV if is_openai_url(base_url) else None)
+        self.api_key_env = api_key_env.strip() if api_key_env else (DEFAULT_KEY_ENV if is_openai_url(self.base_url) else None)
         self.max_retries = int(max_retries)
         self.backoff_s = float(backoff_s)
         default_timeout = DEFAULT_TIMEOUT_S_REASONING if self.reasoning_model else DEFAULT_TIMEOUT_S

@@ -7,8 +7,9 @@ An agent is a class whose instances have::
 
 ``seed`` is for the agent's own randomness (sampling, an LLM's ``seed``): :func:`agent_seed` of the
 episode's seed, never the episode's seed itself. An agent handed the world's seed could rebuild the
-world with the public simulator and read its ground truth; derived, it says nothing about a world
-whose seed the evaluator keeps private (``srezero sweep --seed-start``).
+world with the public simulator and read its ground truth. Derived, it hides the world only when the
+evaluator draws seeds from a large private range (``srezero sweep --seed-start``): the hash is public,
+so a small range is enumerated in seconds (docs/scoring.md, "What the score cannot defend against").
 
 The runner calls both positionally, so the parameter names are the agent's own. ``reset`` comes
 once per episode, before the first ``act``; the first observation is the page. The briefing is an

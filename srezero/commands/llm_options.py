@@ -30,7 +30,7 @@ _DECLARATIONS = (
                  help="environment variable holding the API key, for LLM agents (its name is recorded, never "
                       "the key) [default: OPENAI_API_KEY for the OpenAI API; none for another --base-url]"),
     click.option("--temperature", type=float, help="sampling temperature, for LLM agents [default: 0]"),
-    click.option("--llm-seed", type=int, help="fixed sampling seed for LLM agents [default: the episode seed]"),
+    click.option("--llm-seed", type=int, help="fixed sampling seed for LLM agents [default: a hash of the episode seed, agent_seed]"),
     click.option("--reasoning-model/--no-reasoning-model", default=None,
                  help="send max_completion_tokens and no temperature, as OpenAI reasoning models require "
                       "[default: by model name: o1, o3, o4-mini, gpt-5, ...]"),

@@ -431,6 +431,20 @@ def test_the_openai_key_is_not_sent_to_another_endpoint_unless_named(tmp_path, m
     assert auth == ["Bearer EMPTY", "Bearer sk-for-my-endpoint", "Bearer sk-real-openai-key"]
 
 
+def test_openai_base_url_counts_as_base_url_and_never_carries_the_openai_key(tmp_path, monkeypatch):
+    """The SDK reads OPENAI_BASE_URL by itself: unchecked, the real key went there and the manifest said
+    the OpenAI API was used."""
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-real-openai-key")
+    with RawEndpoint([]) as ep:
+        monkeypatch.setenv("OPENAI_BASE_URL", ep.base_url)
+        res = cli_run("sweep", "--agents", "llm-react", "--model", "m", "--tasks", "inc-001", "--seeds", "1",
+                      "--workers", "1", "--no-progress", "--no-probe", "--out", str(tmp_path / "run"))
+        assert res.exit_code == 0, res.output
+    assert ep.requests and {headers.get("authorization") for headers, _ in ep.requests} == {"Bearer EMPTY"}
+    manifest = orjson.loads((tmp_path / "run" / "manifest.json").read_bytes())
+    assert manifest["agents"]["llm-react@m"]["settings"]["base_url"] == ep.base_url
+
+
 def test_a_missing_key_fails_before_any_episode(tmp_path, monkeypatch):
     monkeypatch.delenv("NO_SUCH_KEY_VAR", raising=False)
     with RawEndpoint([]) as ep:
