@@ -120,10 +120,15 @@ _CALL = re.compile(r"^\s*`*([a-z_]+\(.*\))`*\s*$", re.MULTILINE | re.DOTALL)
 def extract_call(reply: str) -> str | None:
     """The action line of a prompt-agent reply: the last ``ACTION:`` line, else a bare call."""
     found = _ACTION.findall(reply or "")
-    if found:
-        return found[-1].strip().strip("`")
+    if found:  # Markdown around it is common: **ACTION:** `get_status()`
+        return found[-1].strip(" *`")
     m = _CALL.search((reply or "").strip())
     return m.group(1) if m else None
+
+
+def action_lines(reply: str) -> int:
+    """How many ``ACTION:`` lines a reply has (only the last is run)."""
+    return len(_ACTION.findall(reply or ""))
 
 
 def clip_output(text: str, limit: int) -> str:

@@ -40,7 +40,7 @@ import os
 import time
 from typing import Any
 
-from baselines._llm_prompt import clip_output, elide, extract_call, size, system_prompt
+from baselines._llm_prompt import action_lines, clip_output, elide, extract_call, size, system_prompt
 from baselines._llm_transport import (
     DEFAULT_KEY_ENV,
     DEFAULT_MAX_TOKENS,
@@ -314,11 +314,12 @@ class PromptAgent(_LLMAgent):
         self._start(seed)
         self.messages = [{"role": "system", "content": system_prompt(tool_specs, text_tools=True)}]
         self._first = True
+        self._tell = ""  # what the model should know about how its last reply was read
 
     def act(self, observation: Observation) -> Any:
         self._note = {}
         # the first observation is the page itself, with its time and the budgets
-        self.messages.append({"role": "user", "content": self._observe(observation) +
+        self.messages.append({"role": "user", "content": self._observe(observation) + self._tell +
                               ("\nWhat is your first action?" if self._first else "")})
         self._first = False
         msg = self._complete()
@@ -328,7 +329,13 @@ class PromptAgent(_LLMAgent):
         action = extract_call(reply)
         if action is None or not self._valid(action):
             self._usage["malformed"] += 1
-        return action if action is not None else (reply.strip()[:2000] or "(empty reply)")
+        self._tell = ""
+        if action is None:
+            self._tell = ("\nYour last reply had no action: end each reply with one line "
+                          "ACTION: tool(arguments), e.g. ACTION: get_alerts()")
+        elif (n := action_lines(reply)) > 1:
+            self._tell = f"\nYour last reply had {n} ACTION lines; only the last was run (one action per reply)."
+        return action if action is not None else reply.strip()[:2000]
 
 
 class ReActAgent(_LLMAgent):
@@ -375,7 +382,7 @@ class ReActAgent(_LLMAgent):
                 action = extract_call(text)
                 if action is None or not self._valid(action):
                     self._usage["malformed"] += 1
-                return action or text[:2000] or "(no tool call)"
+                return action or text[:2000]  # empty: the core says "empty action"
         cid, name, arguments = self.queue.pop(0)
         self.pending = cid
         action = {"name": name, "arguments": arguments or "{}"}

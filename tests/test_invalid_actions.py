@@ -153,7 +153,10 @@ def test_an_argument_error_names_the_tool_that_was_asked_for() -> None:
     env = srezero.make("inc-002", 0)
     env.reset()
     for action, tool in (("get_config(service=1)", "get_config"), ({"tool": "scale", "args": {"bogus": 1}}, "scale"),
-                         ("get_confg()", None), ("get_config(", None)):
+                         ("get_confg()", None), ("get_config(", None),
+                         ({"name": "search_logs", "arguments": '{"service": "worker", level: error'}, "search_logs"),
+                         ({"name": "get_status", "arguments": "[1, 2]"}, "get_status"),
+                         ({"name": "get_statu", "arguments": "{bad"}, None)):
         obs, _, _, _, info = env.step(action)
         assert not obs.ok and info["invalid"]
         assert info["tool"] == obs.tool == env.trajectory[-1]["tool"] == tool, action

@@ -123,16 +123,17 @@ def parse_dict(action: dict[str, Any]) -> tuple[str, dict[str, Any]]:
     name = action.get("tool", action.get("name"))
     if not isinstance(name, str):
         raise ToolError('a dict action needs a "tool" name, e.g. {"tool": "get_alerts", "args": {}}')
+    asked = name if name in load_tools() else None  # a known tool with broken arguments is still named
     args = action.get("args", action.get("arguments", {}))
     if isinstance(args, str):
         try:
             args = orjson.loads(args) if args.strip() else {}
         except orjson.JSONDecodeError:
-            raise ToolError(f"arguments for {name} are not valid JSON") from None
+            raise ToolError(f"arguments for {name} are not valid JSON", asked) from None
     if args is None:
         args = {}
     if not isinstance(args, dict):
-        raise ToolError(f"arguments for {name} must be an object, got {type(args).__name__}")
+        raise ToolError(f"arguments for {name} must be an object, got {type(args).__name__}", asked)
     extra = set(action) - {"tool", "name", "args", "arguments", "id", "type"}
     if extra:
         raise ToolError(f"unexpected keys in action: {', '.join(sorted(map(str, extra)))}")

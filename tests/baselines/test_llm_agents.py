@@ -49,7 +49,7 @@ def test_react_tool_calls_malformed_calls_and_usage(fake_openai, tmp_path):
     rec = play("llm-react", fake_openai, temperature=0.3, seed=11, price_table=str(prices))
     assert rec["status"] == "ok"
     tools = [t["tool"] for t in rec["trajectory"]]
-    assert tools == ["get_alerts", None, None, None, "submit_diagnosis", "resolve"]
+    assert tools == ["get_alerts", "search_logs", None, None, "submit_diagnosis", "resolve"]  # a known tool is named
     assert rec["result"]["invalid_actions"] == 3
     assert rec["result"]["diagnosis"]["score"] >= 0.99  # the right claim still counts after model failures
     u = rec["usage"]
@@ -81,6 +81,22 @@ def test_prompt_agent_parses_text_calls(fake_openai):
     assert fake_openai.requests[0]["seed"] == agent_seed(1)  # the seed it is handed when none is fixed
     assert "tools" not in fake_openai.requests[0]
     assert "submit_diagnosis(" in fake_openai.requests[0]["messages"][0]["content"]
+
+
+def test_prompt_agent_reads_markdown_and_says_how_it_read_the_last_reply(fake_openai):
+    fake_openai.script = [
+        {"content": "**ACTION:** `get_alerts()`"},  # Markdown around the action line
+        {"content": "ACTION: get_status()\nACTION: get_changes()"},  # two actions: only the last runs
+        {"content": "The worker looks unhappy."},  # no action line
+        {"content": ""},  # an empty reply
+        {"content": "ACTION: resolve()"},
+    ]
+    rec = play("llm-prompt", fake_openai, seed=None)
+    assert [t["tool"] for t in rec["trajectory"]] == ["get_alerts", "get_changes", None, None, "resolve"]
+    said = [r["messages"][-1]["content"] for r in fake_openai.requests]
+    assert "had 2 ACTION lines; only the last was run" in said[2]
+    assert "Your last reply had no action: end each reply with one line ACTION:" in said[3]
+    assert "empty action" in said[4] and "(no tool call)" not in said[4]
 
 
 def test_retries_on_429_500_and_timeouts(fake_openai):
