@@ -19,8 +19,13 @@ class DeclarationError(Exception):
 
 def near_misses(word: str, options: Iterable[str], n: int = 2, cutoff: float = 0.6) -> list[str]:
     """The ``options`` a mistyped ``word`` most likely meant, best first (at most ``n``; none when nothing is
-    close). ``cutoff`` is difflib's similarity ratio: higher where the options look alike (tool names)."""
-    return difflib.get_close_matches(word, list(options), n=n, cutoff=cutoff)
+    close): those it is the start of, then difflib's. ``cutoff`` is difflib's similarity ratio: higher where
+    the options look alike (tool names)."""
+    options = list(options)
+    # a word cut short ("inc-01", "get_stat") most likely meant what it is the start of
+    started = sorted(o for o in options if o.startswith(word) and o != word) if len(word) >= 3 else []
+    close = difflib.get_close_matches(word, options, n=n, cutoff=cutoff)
+    return (started + [c for c in close if c not in started])[:n]
 
 
 def did_you_mean(word: str, options: Iterable[str], n: int = 2, cutoff: float = 0.6) -> str:

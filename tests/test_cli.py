@@ -172,3 +172,13 @@ def test_a_negative_seed_is_a_usage_error_not_a_traceback() -> None:
                  ["play", "inc-001", "--seed", "-1"]):
         res = CliRunner().invoke(cli, args)
         assert res.exit_code == 2 and "-1 is not in the range x>=0" in res.output, (args, res.output)
+
+
+def test_play_takes_the_task_as_run_does_or_positionally(tmp_path) -> None:
+    for args in (["--task", "inc-001"], ["inc-001"]):
+        res = CliRunner().invoke(cli, ["play", *args, "--record", str(tmp_path / f"{len(args)}.json")], input="resolve()\n")
+        assert res.exit_code == 0 and "QueueBacklogGrowing" in res.output and "DEBRIEF" in res.output, res.output
+    res = CliRunner().invoke(cli, ["play"])
+    assert res.exit_code == 2 and "which task?" in res.output
+    res = CliRunner().invoke(cli, ["play", "inc-001", "--task", "inc-002"])
+    assert res.exit_code == 2 and "two tasks given" in res.output

@@ -200,3 +200,14 @@ def test_a_catastrophic_regex_is_refused_not_run() -> None:
         assert info["invalid"] and "exponential time" in obs.text, obs.text
     obs, *_ = env.step({"tool": "search_logs", "args": {"service": "web_server", "pattern": "(error|warn)+"}})
     assert obs.ok
+
+
+def test_a_misspelt_service_gets_a_did_you_mean_after_the_list() -> None:
+    env = srezero.make("inc-002", 0)
+    env.reset()
+    for action, near in (('get_status(service="workers")', "worker"), ('search_logs(service="databse")', "database"),
+                         ('restart(target="web-server")', "web_server")):
+        obs, *_ = env.step(action)
+        assert not obs.ok and obs.text.endswith(f"; did you mean {near}?"), obs.text
+    obs, *_ = env.step('get_status(service="zzz")')
+    assert "did you mean" not in obs.text and "services: load_balancer" in obs.text

@@ -8,7 +8,8 @@ from srezero.commands.tasks import TASKS_DIR
 
 
 @click.command("play")
-@click.argument("task_id")
+@click.argument("task_id", required=False)
+@click.option("--task", "task_opt", metavar="TASK_ID", help="the task, as `run --task` takes it (or give it positionally)")
 @click.option("--seed", default=0, show_default=True, type=click.IntRange(min=0))
 @TASKS_DIR
 @click.option("--hints", is_flag=True, help="allow the `hint` command (graded hints, mildest first; recorded)")
@@ -18,7 +19,8 @@ from srezero.commands.tasks import TASKS_DIR
 @click.option("--player", default="", help="a name for the record (agent label human:<name>), for classes")
 @click.option("--color", "color", type=click.Choice(["auto", "always", "never"]), default="auto", show_default=True,
               help="colour output; auto respects NO_COLOR and pipes")
-def play_cmd(task_id: str, seed: int, dirs: tuple[str, ...], hints: bool, record_path: str | None, player: str, color: str) -> None:
+def play_cmd(task_id: str | None, task_opt: str | None, seed: int, dirs: tuple[str, ...], hints: bool,
+             record_path: str | None, player: str, color: str) -> None:
     """Play TASK_ID interactively: you are paged, you investigate and fix it, then a debrief.
 
     Type tool calls such as get_status(service="worker") or kubectl-style commands such as
@@ -32,6 +34,11 @@ def play_cmd(task_id: str, seed: int, dirs: tuple[str, ...], hints: bool, record
     from srezero.play.style import Style, columns, want_colour
     from srezero.task.loader import get_task
 
+    if task_id and task_opt and task_id != task_opt:
+        raise click.UsageError(f"two tasks given ({task_id} and --task {task_opt}): give one")
+    task_id = task_id or task_opt
+    if not task_id:
+        raise click.UsageError("which task? e.g. srezero play inc-001 (srezero tasks lists them)")
     try:
         env = srezero.make(get_task(task_id, tuple(dirs)), seed)
     except (KeyError, ValueError) as exc:

@@ -126,7 +126,8 @@ def _split(cmd: str, tokens: list[str], valued: dict[str, str], flags: dict[str,
         elif name in flags and not eq:
             got[flags[name]] = True
         else:
-            known = sorted(set(valued) | set(flags))
+            # -w is parsed only to be refused with its own reason: it is not offered here
+            known = sorted(set(valued) | {f for f, opt in flags.items() if opt != "watch"})
             raise ToolError(f"kubectl {cmd}: unsupported flag {name!r}"
                             + (f"; this command accepts {', '.join(known)}" if known else "; it takes no flags"))
     return pos, got

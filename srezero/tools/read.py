@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, Annotated, Literal
 
 from pydantic import Field
 
+from srezero.errors import did_you_mean
 from srezero.sim import metrics as M
 from srezero.sim.clock import TICK_S
 from srezero.telemetry import logs, traces
@@ -24,7 +25,7 @@ def _service(ctx: ToolContext, name: str) -> str:
     w = ctx.world
     if name in w.services:
         return name
-    raise ToolError(f"unknown service {name!r}; services: {', '.join(w.services)}")
+    raise ToolError(f"unknown service {name!r}; services: {', '.join(w.services)}{did_you_mean(name[:60], w.services)}")
 
 
 def _service_or_replica(ctx: ToolContext, name: str) -> tuple[str, list]:
@@ -35,7 +36,7 @@ def _service_or_replica(ctx: ToolContext, name: str) -> tuple[str, list]:
     if rep is not None:
         return rep.kind, [rep]
     raise ToolError(f"unknown service or replica {name!r}; services: {', '.join(w.services)} "
-                    f"(get_status lists replicas)")
+                    f"(get_status lists replicas){did_you_mean(name[:60], w.services)}")
 
 
 def _node(ctx: ToolContext, name: str):

@@ -140,6 +140,7 @@ BAD: list[tuple[str, str]] = [
     ("kubectl logs worker --since 3d", "--since takes a duration"),
     ("kubectl logs worker --since 5h", "between 1m and 2h"),
     ("kubectl logs worker --bogus", "unsupported flag '--bogus'"),
+    ("kubectl get pods -A", "accepts --field-selector, --namespace, --output, --selector, -l, -n, -o\0"),  # not -w
     ("kubectl logs svc/worker", "works on pods and deployments"),
     ("kubectl top pods", "needs one pod name"),
     ("kubectl top nodes", "needs one node name"),
@@ -168,7 +169,7 @@ BAD: list[tuple[str, str]] = [
 def test_unsupported_or_malformed_commands(command: str, phrase: str) -> None:
     with pytest.raises(ToolError) as err:
         translate(command)
-    assert phrase in str(err.value), str(err.value)
+    assert phrase in str(err.value) + "\0", str(err.value)  # \0 in a phrase: the message ends there
 
 
 def test_unsupported_command_lists_what_is_supported() -> None:
