@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from srezero.task.spec import RED_HERRINGS, TaskSpec
+from srezero.task.spec import RED_HERRINGS, BudgetSpec, TaskSpec
 
 FIVE_SERVICES = ("load_balancer", "web_server", "cache", "database", "message_queue")
 NODE_LEVEL = ("kernel", "disk", "hardware")
@@ -94,7 +94,7 @@ MIN_RATIONALE_CHARS = 40
 MIN_HINTS = 2
 #: Every curated task has the same budget: a budget that differed between tasks would be shown on
 #: every page and step, and tell an agent which task it is in (a fingerprint a lookup table learns).
-STANDARD_BUDGET = {"steps": 40, "time_s": 1800.0}
+STANDARD_BUDGET = {k: BudgetSpec.model_fields[k].default for k in ("steps", "time_s")}  # the schema's defaults
 
 
 def curated_problems(spec: TaskSpec) -> list[tuple[str, str]]:

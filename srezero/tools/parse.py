@@ -123,21 +123,25 @@ def parse_dict(action: dict[str, Any]) -> tuple[str, dict[str, Any]]:
     name = action.get("tool", action.get("name"))
     if not isinstance(name, str):
         raise ToolError('a dict action needs a "tool" name, e.g. {"tool": "get_alerts", "args": {}}')
-    asked = name if name in load_tools() else None  # a known tool with broken arguments is still named
     args = action.get("args", action.get("arguments", {}))
     if isinstance(args, str):
         try:
             args = orjson.loads(args) if args.strip() else {}
         except orjson.JSONDecodeError:
-            raise ToolError(f"arguments for {name} are not valid JSON", asked) from None
+            raise _bad_args(name, "are not valid JSON") from None
     if args is None:
         args = {}
     if not isinstance(args, dict):
-        raise ToolError(f"arguments for {name} must be an object, got {type(args).__name__}", asked)
+        raise _bad_args(name, f"must be an object, got {type(args).__name__}")
     extra = set(action) - {"tool", "name", "args", "arguments", "id", "type"}
     if extra:
         raise ToolError(f"unexpected keys in action: {', '.join(sorted(map(str, extra)))}")
     return name, args
+
+
+def _bad_args(name: str, problem: str) -> ToolError:
+    """Arguments that are no JSON object; a known tool is still named (the record's ``tool`` field)."""
+    return ToolError(f"arguments for {name} {problem}", name if name in load_tools() else None)
 
 
 class UnknownTool(ToolError):

@@ -15,17 +15,24 @@ from srezero.telemetry import node as nodediag
 from srezero.tools.registry import ToolError, ToolOutput, tool
 
 if TYPE_CHECKING:
+    from srezero.sim.world import World
     from srezero.tools.context import ToolContext
 
 SPARK = "▁▂▃▄▅▆▇█"
 Window = Annotated[int, Field(ge=60, le=7200)]
 
 
+def unknown_service(w: World, name: str, what: str = "service", also: str = "") -> ToolError:
+    """The error for a name that is no ``what``: every service, then the near miss of a misspelt one."""
+    return ToolError(f"unknown {what} {name!r}; services: {', '.join(w.services)}{also}"
+                     f"{did_you_mean(name[:60], w.services)}")
+
+
 def _service(ctx: ToolContext, name: str) -> str:
     w = ctx.world
     if name in w.services:
         return name
-    raise ToolError(f"unknown service {name!r}; services: {', '.join(w.services)}{did_you_mean(name[:60], w.services)}")
+    raise unknown_service(w, name)
 
 
 def _service_or_replica(ctx: ToolContext, name: str) -> tuple[str, list]:
@@ -35,8 +42,7 @@ def _service_or_replica(ctx: ToolContext, name: str) -> tuple[str, list]:
     rep = w.topo.replicas.get(name)
     if rep is not None:
         return rep.kind, [rep]
-    raise ToolError(f"unknown service or replica {name!r}; services: {', '.join(w.services)} "
-                    f"(get_status lists replicas){did_you_mean(name[:60], w.services)}")
+    raise unknown_service(w, name, "service or replica", " (get_status lists replicas)")
 
 
 def _node(ctx: ToolContext, name: str):

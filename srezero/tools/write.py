@@ -13,11 +13,10 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 from pydantic import Field
 
-from srezero.errors import did_you_mean
 from srezero.sim import changes
 from srezero.sim import config as cfg
 from srezero.sim.components import Deploy
-from srezero.tools.read import _node, _service
+from srezero.tools.read import _node, _service, unknown_service
 from srezero.tools.registry import ToolError, ToolOutput, tool
 
 if TYPE_CHECKING:
@@ -44,8 +43,7 @@ def restart(ctx: ToolContext,
                           f"~{w.services[target].startup_s:.0f}s start-up each)")
     rep = w.topo.replicas.get(target)
     if rep is None or rep.state == "Terminated":
-        raise ToolError(f"unknown service or replica {target!r}; services: {', '.join(w.services)}"
-                        f"{did_you_mean(target[:60], w.services)}")
+        raise unknown_service(w, target, "service or replica")
     w.restart_replica(rep, reason="Restart", by_agent=True)
     w.change(rep.kind, "restart", f"restarted {rep.name}", AGENT)
     return ToolOutput(f"restarting {rep.name} (start-up takes ~{rep.service.startup_s:.0f}s)")
