@@ -68,3 +68,4 @@ class Progress:
             elif self.last_decile < 10:
                 self.stream.write(self.line() + "\n")
             self.stream.flush()
+            self.enabled = False  # closed: a second close draws nothing

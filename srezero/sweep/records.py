@@ -328,8 +328,8 @@ def agent_differences(old: dict[str, Any], new: dict[str, Any]) -> list[str]:
     """``section.key: old -> new`` for every option or setting that changes what an agent does."""
     out = []
     for section in sorted(set(old) | set(new)):
-        if section == "code" and section not in old:  # recorded before srezero hashed agents' code
-            continue
+        if (section == "code" and section not in old) or section == "transports":  # code: recorded before
+            continue  # srezero hashed agents' code; transports: how the run reached the model, not what it does
         a, b = old.get(section), new.get(section)
         if isinstance(a, dict) and isinstance(b, dict):
             for key in sorted(set(a) | set(b)):
@@ -338,6 +338,24 @@ def agent_differences(old: dict[str, Any], new: dict[str, Any]) -> list[str]:
         elif a != b:
             out.append(f"{section}: {a!r} -> {b!r}")
     return out
+
+
+def _transport(meta: dict[str, Any]) -> dict[str, Any]:
+    """How an agent reached its model: the TRANSPORT options and settings, ``section.key -> value``."""
+    return {f"{section}.{key}": value for section in ("options", "settings")
+            for key, value in sorted((meta.get(section) or {}).items()) if key in TRANSPORT}
+
+
+def _with_transports(prev: dict[str, Any] | None, info: dict[str, Any]) -> dict[str, Any]:
+    """A resumed agent's manifest entry: its new settings, and under ``transports`` every way it reached
+    its model in this run when that changed (another --base-url), so older records stay attributable."""
+    if prev is None:
+        return info
+    seen = prev.get("transports") or [_transport(prev)]
+    now = _transport(info)
+    if seen == [now]:  # never changed
+        return info
+    return {**info, "transports": seen + ([now] if now not in seen else [])}
 
 
 def _build(m: dict[str, Any]) -> dict[str, Any]:
@@ -382,7 +400,9 @@ def merge_manifest(old: dict[str, Any] | None, new: dict[str, Any], allow_mixed:
     merged = dict(new)
     merged["builds"] = builds + ([_build(new)] if _build(new) not in builds else [])
     merged["tasks"] = {**old.get("tasks", {}), **new["tasks"]}
-    merged["agents"] = {**old.get("agents", {}), **new["agents"]}
+    merged["agents"] = {**old.get("agents", {}),
+                        **{label: _with_transports(old.get("agents", {}).get(label), info)
+                           for label, info in new["agents"].items()}}
     merged["seeds"] = sorted(set(old.get("seeds", [])) | set(new["seeds"]))
     return merged
 

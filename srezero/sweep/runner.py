@@ -319,6 +319,7 @@ def sweep(out: str | Path, agents: list[AgentSpec], specs: dict[str, Any], seeds
                            None if ray_mode else os.getpid())  # Ray workers are not our children
     bar = Progress(total, initial=len(done), enabled=progress)
     streak = errors = 0
+    stop: ValueError | None = None
     try:
         for results in execute(batches, workers, executor, ray_address):
             for row, data in results:
@@ -327,17 +328,24 @@ def sweep(out: str | Path, agents: list[AgentSpec], specs: dict[str, Any], seeds
                 rows.append(row)
                 errors += row["status"] != "ok"
                 streak = streak + 1 if row["status"] == "provider_error" else 0
-                if max_provider_errors and streak >= max_provider_errors:
-                    raise ValueError(f"stopped after {streak} provider errors in a row (the last: {row['agent']} on "
-                                     f"{row['task']} seed {row['seed']}); the endpoint looks down or the key is "
-                                     "wrong. Fix it and rerun the same command with --retry-errors: what was "
-                                     "recorded is kept")
+                if max_provider_errors and streak >= max_provider_errors and stop is None:
+                    stop = ValueError(f"stopped after {streak} provider errors in a row (the last: {row['agent']} "
+                                      f"on {row['task']} seed {row['seed']}); the endpoint looks down or the key is "
+                                      "wrong. Fix it and rerun the same command with --retry-errors: what was "
+                                      "recorded is kept")
             bar.update(len(results))
             if on_batch is not None:
                 on_batch(len(results))
+            if stop is not None:
+                break
+    except KeyboardInterrupt:
+        write_summary(out, rows + others, stats)  # the summary on disk always matches the records
+        raise
     finally:
         bar.close()
     summary = write_summary(out, rows + others, stats)
+    if stop is not None:
+        raise stop
     return SweepResult(out, total, len(pending), len(done), rows, summary, errors)
 
 

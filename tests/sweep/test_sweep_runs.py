@@ -115,6 +115,15 @@ def test_how_an_agent_reaches_its_model_is_not_part_of_its_identity():
     other = {**same, "settings": {**same["settings"], "temperature": 0.7, "price_per_mtok": [3.0, 2.0]}}
     assert records.agent_differences(old, other) == ["settings.price_per_mtok: [1.0, 2.0] -> [3.0, 2.0]",
                                                      "settings.temperature: 0.0 -> 0.7"]
+    # resuming through another endpoint keeps the manifest's account of every endpoint the run used
+    manifest = {"engine": "e", "tasks": {}, "seeds": [0], "agents": {"llm": old}}
+    once = records.merge_manifest(manifest, {**manifest, "agents": {"llm": same}})
+    assert once["agents"]["llm"]["options"]["base_url"] == "http://localhost:1/v1"
+    used = once["agents"]["llm"]["transports"]
+    assert [t["options.base_url"] for t in used] == ["http://127.0.0.1:1/v1", "http://localhost:1/v1"]
+    back = records.merge_manifest(once, {**manifest, "agents": {"llm": old}})
+    assert back["agents"]["llm"]["transports"] == used  # back to the first endpoint: nothing new, nothing lost
+    assert records.merge_manifest(manifest, manifest)["agents"]["llm"] == old  # unchanged: no transports entry
 
 
 def test_the_step_cap_truncates_and_scores_and_is_part_of_the_run(tmp_path):
@@ -169,12 +178,15 @@ def test_allow_mixed_is_only_suggested_when_it_would_help(tmp_path):
 
 def test_a_down_endpoint_stops_the_sweep_and_failures_fail_the_command(tmp_path, monkeypatch):
     """Ten provider errors in a row stop the sweep (the rest would only wait out retries), keeping what was
-    recorded; a command whose episodes failed exits non-zero after printing the table."""
+    recorded and writing its summary (a review found none); a command whose episodes failed exits non-zero after printing the table."""
     monkeypatch.syspath_prepend(str(HERE))
     down = runner.agent_spec("slow_agent:DownProvider", label="down")
     with pytest.raises(ValueError, match=r"stopped after 3 provider errors in a row .*--retry-errors"):
         runner.sweep(tmp_path / "a", [down], specs(TASKS), [0, 1, 2], progress=False, max_provider_errors=3)
-    assert len(list(records.record_paths(tmp_path / "a"))) == 3
+    recorded = len(list(records.record_paths(tmp_path / "a")))
+    assert 3 <= recorded < 9  # every episode that ran is kept, and the summary on disk counts them
+    summary = orjson.loads((tmp_path / "a" / records.SUMMARY_JSON).read_bytes())
+    assert [g["n"] for g in summary["groups"] if g["task"] == "*"] == [recorded]
     res = runner.sweep(tmp_path / "b", [down], specs(("inc-001",)), [0, 1], progress=False)
     assert res.errors == 2 and res.ran == 2
     out = CliRunner().invoke(cli, ["sweep", "--agents", "slow_agent:DownProvider", "--tasks", "inc-001", "--seeds", "1",
@@ -226,3 +238,20 @@ def test_ray_executor_matches_the_process_pool(tmp_path, monkeypatch):
     user = [orjson.loads(p.read_bytes()) for p in (tmp_path / "ray" / "episodes").rglob("seed-*.json")
             if p.parent.parent.name.startswith("cwd_only")]
     assert len(user) == 2 and all(r["status"] == "ok" for r in user)
+
+
+def test_an_interrupted_sweep_leaves_a_summary_of_what_it_recorded(tmp_path):
+    """Ctrl-C keeps every record written and rewrites the summary to match them, so summary.json never
+    describes an older state of the run directory."""
+    batches = []
+
+    def interrupt(n: int) -> None:
+        batches.append(n)
+        raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt):
+        runner.sweep(tmp_path, [runner.agent_spec("random")], specs(), [0, 1, 2], progress=False, on_batch=interrupt)
+    recorded = len(list(records.record_paths(tmp_path)))
+    assert recorded == batches[0] < 9
+    summary = orjson.loads((tmp_path / records.SUMMARY_JSON).read_bytes())
+    assert [g["n"] for g in summary["groups"] if g["task"] == "*"] == [recorded]
