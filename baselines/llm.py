@@ -100,6 +100,11 @@ class _LLMAgent:
         self.temperature = None if self.reasoning_model else float(temperature or 0.0)
         self.seed = seed
         self.prices = load_prices(price_table)
+        table = price_table or os.environ.get(PRICE_ENV)
+        if table and model not in self.prices:  # a table was given to get costs: an unpriced model is a slip
+            raise ValueError(f"price table {table} has no entry for model {model!r} (it prices "
+                             f"{', '.join(sorted(self.prices))}); add {{{model!r}: {{prompt, completion}}}} "
+                             "(0 and 0 for a free local model)")
         #: the variable the key is read from (None: no key is sent, a non-OpenAI endpoint gets NO_KEY)
         self.api_key_env = api_key_env.strip() if api_key_env else (DEFAULT_KEY_ENV if is_openai_url(self.base_url) else None)
         self.max_retries = int(max_retries)

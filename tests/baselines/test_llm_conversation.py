@@ -320,6 +320,22 @@ def test_price_tables_that_are_not_tables_of_prices_are_refused_clearly(tmp_path
         assert says in str(info.value)
 
 
+def test_a_price_table_without_the_model_is_refused_not_priced_at_zero(tmp_path, monkeypatch):
+    """Someone who passes a price table wants costs: a model it does not price (a typo, a provider
+    prefix) is an error naming the table and the model, not a silent $0. Without a table it costs 0."""
+    path = tmp_path / "prices.toml"
+    path.write_text('[my-model]\nprompt = 1.0\ncompletion = 2.0\n')
+    monkeypatch.delenv(llm.PRICE_ENV, raising=False)
+    assert llm.ReActAgent(model="my-model", price_table=str(path)).settings()["price_per_mtok"] == [1.0, 2.0]
+    with pytest.raises(ValueError, match=r"prices\.toml has no entry for model 'my-modle' \(it prices .*my-model"):
+        llm.ReActAgent(model="my-modle", price_table=str(path))
+    monkeypatch.setenv(llm.PRICE_ENV, str(path))
+    with pytest.raises(ValueError, match="no entry for model 'local'"):
+        llm.PromptAgent(model="local")
+    monkeypatch.delenv(llm.PRICE_ENV)
+    assert llm.PromptAgent(model="local").settings()["price_per_mtok"] == [0.0, 0.0]
+
+
 def test_an_account_out_of_quota_is_not_retried(endpoint):
     endpoint.script = [{"status": 429, "code": "insufficient_quota"}]
     rec = play("llm-react", endpoint, max_retries=4)
