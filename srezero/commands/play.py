@@ -39,8 +39,12 @@ def play_cmd(task_id: str | None, task_opt: str | None, seed: int, dirs: tuple[s
     task_id = task_id or task_opt
     if not task_id:
         raise click.UsageError("which task? e.g. srezero play inc-001 (srezero tasks lists them)")
+    from srezero.task.validate import check_builds
+
     try:
-        env = srezero.make(get_task(task_id, tuple(dirs)), seed)
+        spec = get_task(task_id, tuple(dirs))
+        check_builds(spec, task_id, seed)
+        env = srezero.make(spec, seed)
     except (KeyError, ValueError) as exc:
         raise click.ClickException(str(exc).strip("'\"")) from None
     if player and not player.replace("-", "").replace("_", "").isalnum():

@@ -111,9 +111,11 @@ def _run_sim(task_id: str, dirs: tuple[str, ...], seed: int, agent, show_traceba
     from srezero.sweep import records as rec
     from srezero.sweep.runner import episode_record
     from srezero.task.loader import TaskFileError, get_task
+    from srezero.task.validate import check_builds
 
     try:
         spec = get_task(task_id, dirs)
+        check_builds(spec, task_id, seed)
     except (KeyError, ValueError, TaskFileError, OSError) as exc:
         raise click.ClickException(str(exc).strip("'\"")) from None
     if show_traceback:

@@ -54,6 +54,11 @@ class ConfigFault(Fault):
             keys = ", ".join(sorted(cfg.BY_SERVICE.get(self.service, {})))
             raise ParamError("key", f"{self.meta.name}: {self.service} has no config key {self.key!r}; its keys: {keys}")
         self.original = svc.config.get(self.key)
+        if "value" in self.params:  # the service would refuse it from anyone: a fault cannot set what set_config cannot
+            try:
+                cfg.check_range(self.service, self.key, self.params["value"])
+            except ValueError as exc:
+                raise ParamError("value", f"{self.meta.name}: {exc}") from None
 
     def bad_value(self, w: World) -> Any:
         return self.params["value"]

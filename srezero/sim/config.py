@@ -1,9 +1,11 @@
 """The configuration surface of each service: keys, types, meaning, and seeded healthy defaults.
 
 Healthy values are drawn per seed (DESIGN.md principle 5), so diffing a config against a constant
-default never reveals a fault. ``set_config`` validates values against the types declared here; the
-*safety* of a value is not checked here but emerges from the model (a pool larger than the
-database's ``max_connections`` overloads it).
+default never reveals a fault. ``set_config`` validates values against the types declared here and
+against each numeric key's ``valid`` range: what the service's own config validation accepts (a
+negative TTL, zero workers), far wider than what is healthy. The *safety* of a valid value is not
+checked here but emerges from the model (a pool larger than the database's ``max_connections``
+overloads it).
 """
 
 from __future__ import annotations
@@ -23,6 +25,8 @@ class ConfigKey:
     type: type
     description: str
     default: Callable[[Stream], Any]
+    #: (lo, hi) of a numeric key: values the service accepts; outside it a reload is refused
+    valid: tuple[float, float] | None = None
 
 
 def _choice(*values: Any) -> Callable[[Stream], Any]:
@@ -50,49 +54,75 @@ def _float(lo: float, hi: float, step: float) -> Callable[[Stream], float]:
 KEYS: tuple[ConfigKey, ...] = (
     # load_balancer
     ConfigKey("load_balancer", "health_check_path", str, "HTTP path probed on each backend", _const("/healthz")),
-    ConfigKey("load_balancer", "max_connections", int, "concurrent client connections accepted", _int(3000, 12000, 250)),
-    ConfigKey("load_balancer", "idle_timeout_s", int, "seconds an idle or slow upstream connection is kept", _int(60, 300, 15)),
+    ConfigKey("load_balancer", "max_connections", int, "concurrent client connections accepted", _int(3000, 12000, 250),
+              valid=(1, 1_000_000)),
+    ConfigKey("load_balancer", "idle_timeout_s", int, "seconds an idle or slow upstream connection is kept", _int(60, 300, 15),
+              valid=(1, 86_400)),
     ConfigKey("load_balancer", "sticky_sessions", bool, "pin each client to one backend", _const(False)),
-    ConfigKey("load_balancer", "tls_cert_days_left", int, "days until the serving certificate expires", _int(35, 80)),
+    ConfigKey("load_balancer", "tls_cert_days_left", int, "days until the serving certificate expires", _int(35, 80),
+              valid=(-3_650, 3_650)),
     # web_server
-    ConfigKey("web_server", "workers", int, "request worker threads per replica", _int(16, 36, 2)),
-    ConfigKey("web_server", "db_pool_size", int, "database connections per replica", _int(10, 24)),
-    ConfigKey("web_server", "db_timeout_ms", int, "per-query client timeout", _int(1800, 3200, 100)),
-    ConfigKey("web_server", "db_retries", int, "retries after a database timeout", _choice(0, 1)),
+    ConfigKey("web_server", "workers", int, "request worker threads per replica", _int(16, 36, 2),
+              valid=(1, 1_024)),
+    ConfigKey("web_server", "db_pool_size", int, "database connections per replica", _int(10, 24),
+              valid=(1, 10_000)),
+    ConfigKey("web_server", "db_timeout_ms", int, "per-query client timeout", _int(1800, 3200, 100),
+              valid=(1, 3_600_000)),
+    ConfigKey("web_server", "db_retries", int, "retries after a database timeout", _choice(0, 1),
+              valid=(0, 100)),
     ConfigKey("web_server", "db_host", str, "database address", _const("database:5432")),
     ConfigKey("web_server", "cache_host", str, "cache address", _const("cache:6379")),
     ConfigKey("web_server", "cache_coalescing", bool, "coalesce concurrent misses on one cache key into one "
               "database query (single-flight)", _const(True)),
     ConfigKey("web_server", "queue_host", str, "message broker address", _const("message_queue:5672")),
-    ConfigKey("web_server", "rate_limit_rps", int, "per-replica request limit (0 = off)", _const(0)),
-    ConfigKey("web_server", "cpu_limit", float, "cgroup CPU quota per replica, in cores", _float(2.0, 3.0, 0.25)),
-    ConfigKey("web_server", "memory_limit_mb", int, "cgroup memory limit per replica", _int(1024, 2048, 128)),
-    ConfigKey("web_server", "max_open_files", int, "RLIMIT_NOFILE per replica", _int(4096, 16384, 1024)),
+    ConfigKey("web_server", "rate_limit_rps", int, "per-replica request limit (0 = off)", _const(0),
+              valid=(0, 10_000_000)),
+    ConfigKey("web_server", "cpu_limit", float, "cgroup CPU quota per replica, in cores", _float(2.0, 3.0, 0.25),
+              valid=(0.01, 256)),
+    ConfigKey("web_server", "memory_limit_mb", int, "cgroup memory limit per replica", _int(1024, 2048, 128),
+              valid=(16, 1_048_576)),
+    ConfigKey("web_server", "max_open_files", int, "RLIMIT_NOFILE per replica", _int(4096, 16384, 1024),
+              valid=(16, 1_048_576)),
     ConfigKey("web_server", "log_level", str, "application log level", _choice("info", "warn")),
     ConfigKey("web_server", "cache_auth_secret", str, "secret (name-version) presented to the cache", _const("cache-auth-v2")),
     # cache
-    ConfigKey("cache", "maxmemory_mb", int, "memory limit before eviction", _int(3072, 6144, 256)),
-    ConfigKey("cache", "ttl_s", int, "default key time-to-live", _int(300, 1800, 60)),
+    ConfigKey("cache", "maxmemory_mb", int, "memory limit before eviction", _int(3072, 6144, 256),
+              valid=(1, 1_048_576)),
+    ConfigKey("cache", "ttl_s", int, "default key time-to-live", _int(300, 1800, 60),
+              valid=(1, 31_536_000)),
     ConfigKey("cache", "eviction_policy", str, "eviction policy", _const("allkeys-lru")),
-    ConfigKey("cache", "max_clients", int, "client connection limit", _int(10000, 50000, 5000)),
-    ConfigKey("cache", "memory_limit_mb", int, "cgroup memory limit of the cache pod", _const(10240)),
+    ConfigKey("cache", "max_clients", int, "client connection limit", _int(10000, 50000, 5000),
+              valid=(1, 1_000_000)),
+    ConfigKey("cache", "memory_limit_mb", int, "cgroup memory limit of the cache pod", _const(10240),
+              valid=(16, 1_048_576)),
     ConfigKey("cache", "auth_secret", str, "secret (name-version) the server requires (requirepass)", _const("cache-auth-v2")),
     # database
-    ConfigKey("database", "max_connections", int, "server connection limit", _int(300, 600, 25)),
-    ConfigKey("database", "statement_timeout_ms", int, "server-side query timeout", _int(5000, 60000, 5000)),
+    ConfigKey("database", "max_connections", int, "server connection limit", _int(300, 600, 25),
+              valid=(1, 262_143)),
+    ConfigKey("database", "statement_timeout_ms", int, "server-side query timeout", _int(5000, 60000, 5000),
+              valid=(1, 86_400_000)),
     ConfigKey("database", "autovacuum", bool, "reclaim dead tuples automatically", _const(True)),
-    ConfigKey("database", "shared_buffers_mb", int, "page cache", _int(2048, 16384, 1024)),
+    ConfigKey("database", "shared_buffers_mb", int, "page cache", _int(2048, 16384, 1024),
+              valid=(1, 1_048_576)),
     ConfigKey("database", "max_standby_streaming_delay_s", int,
-              "how long standby WAL replay waits for conflicting queries (-1 = forever)", _const(30)),
+              "how long standby WAL replay waits for conflicting queries (-1 = forever)", _const(30),
+              valid=(-1, 86_400)),
     # message_queue
-    ConfigKey("message_queue", "visibility_timeout_s", int, "seconds before an unacked message is redelivered", _int(60, 600, 30)),
-    ConfigKey("message_queue", "max_inflight", int, "unacked messages per consumer", _int(50, 250, 10)),
-    ConfigKey("message_queue", "dlq_max_messages", int, "dead-letter queue capacity", _int(10000, 100000, 5000)),
-    ConfigKey("message_queue", "max_redeliveries", int, "attempts before a message goes to the dead-letter queue", _int(4, 10)),
+    ConfigKey("message_queue", "visibility_timeout_s", int, "seconds before an unacked message is redelivered", _int(60, 600, 30),
+              valid=(1, 43_200)),
+    ConfigKey("message_queue", "max_inflight", int, "unacked messages per consumer", _int(50, 250, 10),
+              valid=(1, 65_535)),
+    ConfigKey("message_queue", "dlq_max_messages", int, "dead-letter queue capacity", _int(10000, 100000, 5000),
+              valid=(1, 100_000_000)),
+    ConfigKey("message_queue", "max_redeliveries", int, "attempts before a message goes to the dead-letter queue", _int(4, 10),
+              valid=(1, 1_000)),
     # worker
-    ConfigKey("worker", "concurrency", int, "messages processed in parallel per replica", _int(8, 16)),
-    ConfigKey("worker", "cpu_limit", float, "cgroup CPU quota per replica, in cores", _float(1.0, 2.0, 0.25)),
-    ConfigKey("worker", "memory_limit_mb", int, "cgroup memory limit per replica", _int(768, 1280, 128)),
+    ConfigKey("worker", "concurrency", int, "messages processed in parallel per replica", _int(8, 16),
+              valid=(1, 1_024)),
+    ConfigKey("worker", "cpu_limit", float, "cgroup CPU quota per replica, in cores", _float(1.0, 2.0, 0.25),
+              valid=(0.01, 256)),
+    ConfigKey("worker", "memory_limit_mb", int, "cgroup memory limit per replica", _int(768, 1280, 128),
+              valid=(16, 1_048_576)),
 )
 
 #: Addresses (host:port) the operators of a world chose for each dependency. None is "the healthy
@@ -188,6 +218,31 @@ def key_type(service: str, key: str) -> type | None:
         if key.startswith(prefix) and len(key) > len(prefix):
             return typ
     return None
+
+
+#: Valid ranges of keys with a built-in suffix (``DYNAMIC_PREFIXES``); 0 drains a backend.
+DYNAMIC_VALID: dict[str, tuple[float, float]] = {"backend_weight.": (0, 1_000_000)}
+
+
+def valid_range(service: str, key: str) -> tuple[float, float] | None:
+    """(lo, hi) of the values ``service`` accepts for a numeric ``key``; None for other keys."""
+    spec = BY_SERVICE.get(service, {}).get(key)
+    if spec is not None:
+        return spec.valid
+    return next((r for prefix, r in DYNAMIC_VALID.items() if key.startswith(prefix)), None)
+
+
+def check_range(service: str, key: str, value: Any) -> None:
+    """Raise ValueError when ``value`` (already coerced) is outside what ``service`` accepts for ``key``."""
+    bounds = valid_range(service, key)
+    if bounds is None or isinstance(value, bool) or not isinstance(value, int | float):
+        return
+    lo, hi = bounds
+    if not lo <= value <= hi:
+        def num(x: float) -> str:
+            return str(int(x)) if float(x).is_integer() else repr(x)
+
+        raise ValueError(f"{service} accepts {key} from {num(lo)} to {num(hi)}, not {value!r}")
 
 
 def coerce(value: Any, typ: type) -> Any:

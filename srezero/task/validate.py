@@ -44,6 +44,14 @@ def smoke(spec: TaskSpec, path: str, seeds: tuple[int, ...] = (0, 1)) -> list[Pr
     return []
 
 
+def check_builds(spec: TaskSpec, where: str, seed: int) -> None:
+    """Raise ValueError naming the field and the problem when ``spec``'s world cannot be built under
+    ``seed`` (what only a built world can check, such as a config key its service does not have)."""
+    problems = smoke(spec, where, (seed,))
+    if problems:
+        raise ValueError(str(problems[0]))
+
+
 def _culprit(spec: TaskSpec, seed: int) -> str:
     from srezero.sim.world import World
 

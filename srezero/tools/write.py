@@ -100,7 +100,8 @@ def set_config(ctx: ToolContext,
                key: Annotated[str, "config key as shown by get_config"],
                value: Annotated[str | int | float | bool, "new value"]) -> ToolOutput:
     """Change one configuration value. It is reloaded within seconds; env.* keys roll the replicas one at a
-    time, and a replica that does not come up halts the rollout."""
+    time, and a replica that does not come up halts the rollout. A value the service's own config
+    validation refuses (a negative TTL, zero workers) changes nothing."""
     w = ctx.world
     svc = w.services[_service(ctx, service)]
     typ = cfg.key_type(service, key)
@@ -114,6 +115,10 @@ def set_config(ctx: ToolContext,
         new = cfg.coerce(value, typ)
     except ValueError as exc:
         raise ToolError(f"bad value for {service}.{key}: {exc}") from None
+    try:
+        cfg.check_range(service, key, new)
+    except ValueError as exc:
+        raise ToolError(f"{exc}: its config validation refuses the reload, so nothing was changed") from None
     old = svc.config.get(key)
     svc.config[key] = new
     w.change(service, "config", changes.edit(key, old, new), AGENT)

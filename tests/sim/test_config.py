@@ -78,3 +78,49 @@ def test_a_wrong_address_is_right_in_other_worlds(primitive: str, key: str, pool
         in_pool += bad in pool
         assert not w.faults[0].neutralised(w)  # it bites
     assert in_pool >= 8 if key == "health_check_path" else in_pool == 12
+
+
+NUMERIC = [k for k in config.KEYS if k.type in (int, float)]
+
+
+def test_every_numeric_key_declares_what_its_service_accepts_and_healthy_values_fit() -> None:
+    seen = _healthy_values()
+    for spec in NUMERIC:
+        assert spec.valid is not None, f"{spec.service}.{spec.key} declares no valid range"
+        lo, hi = spec.valid
+        assert all(lo <= v <= hi for v in seen[(spec.service, spec.key)]), (spec.service, spec.key)
+
+
+@pytest.mark.parametrize("task", [t.id for t in srezero.list_tasks()])
+def test_no_fault_sets_a_value_its_service_would_refuse(task: str) -> None:
+    """What a fault writes, set_config must be able to write back (and the other way round)."""
+    for seed in (0, 1):
+        w = World.build(srezero.get_task(task), seed)
+        w.page()
+        w.advance(600)
+        for kind, svc in w.services.items():
+            for key, value in svc.config.items():
+                config.check_range(kind, key, value)  # raises, naming service, key and value
+
+
+def test_values_a_service_refuses_change_nothing_and_its_limits_keep_the_model_running() -> None:
+    """A review found set_config(cache, ttl_s, -5) accepted and load_balancer.max_connections = 0 applied
+    and then crashing every tick ("internal error ... nothing was applied")."""
+    for spec in NUMERIC:
+        if (spec.service, spec.key) in config.READ_ONLY:
+            continue
+        lo, hi = spec.valid
+        below = lo - (1 if spec.type is int else 0.005)
+        for value, accepted in ((below, False), (hi * 2, False), (lo, True), (hi, True)):
+            env = srezero.make("inc-001", 0)
+            env.reset()
+            before = env.world.services[spec.service].config[spec.key]
+            args = {"service": spec.service, "key": spec.key, "value": spec.type(value)}
+            obs, *_ = env.step({"tool": "set_config", "args": args})
+            assert obs.ok is accepted, (args, obs.text)
+            if not accepted:
+                assert env.world.services[spec.service].config[spec.key] == before
+                assert f"{spec.service} accepts {spec.key} from" in obs.text and "nothing was changed" in obs.text
+            for action in ("get_status()", f"get_config(service='{spec.service}')", "resolve()"):
+                *_, info = env.step(action)
+            assert info["result"]["internal_errors"] == [], (args, info["result"]["internal_errors"])

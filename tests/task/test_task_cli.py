@@ -124,6 +124,22 @@ def test_a_broken_file_on_the_task_path_is_named_and_the_others_still_list_and_r
     assert "broken.toml: title" in _invoke("task", "show", "broken").output
 
 
+def test_a_task_whose_world_cannot_be_built_is_a_clear_error_in_run_and_play(tmp_path: Path) -> None:
+    """A parameter only a built world can check (a config key the service lacks, a value it refuses)
+    ended `run` in a traceback; it now names file, field and problem as `task validate` does."""
+    for case, params, field, says in (("key", '{ key = "ttl", value = 60 }', "params.key", "has no config key 'ttl'"),
+                                      ("value", '{ key = "ttl_s", value = 0 }', "params.value",
+                                       "cache accepts ttl_s from 1 to 31536000, not 0")):
+        path = tmp_path / f"held-out-{case}.toml"
+        path.write_text(PRIVATE.format(id=f"held-out-{case}").replace('"load_balancer"', '"cache"').replace(
+            '{ key = "health_check_path", value = "/status" }', params))
+        for cmd in (["run", "--task", str(path), "--agent", "oracle"], ["play", str(path)]):
+            out = _invoke(*cmd, input="")
+            assert out.exit_code == 1 and out.exception is None or isinstance(out.exception, SystemExit), out.output
+            assert f"{path}: faults[0].{field}: the world cannot be built (seed 0): " in out.output, out.output
+            assert says in out.output and "Traceback" not in out.output
+
+
 def test_missing_private_dir_is_reported(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     monkeypatch.setenv("SREZERO_TASKS_PATH", str(tmp_path / "nowhere"))
     out = _invoke("tasks")
