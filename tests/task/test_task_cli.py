@@ -135,7 +135,7 @@ def test_a_task_whose_world_cannot_be_built_is_a_clear_error_in_run_and_play(tmp
             '{ key = "health_check_path", value = "/status" }', params))
         for cmd in (["run", "--task", str(path), "--agent", "oracle"], ["play", str(path)]):
             out = _invoke(*cmd, input="")
-            assert out.exit_code == 1 and out.exception is None or isinstance(out.exception, SystemExit), out.output
+            assert out.exit_code == 1 and isinstance(out.exception, SystemExit), out.output
             assert f"{path}: faults[0].{field}: the world cannot be built (seed 0): " in out.output, out.output
             assert says in out.output and "Traceback" not in out.output
 
