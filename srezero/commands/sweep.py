@@ -5,7 +5,11 @@ The layout of the run directory is specified in docs/records.md.
 
 from __future__ import annotations
 
+import contextlib
 import os
+import signal
+from collections.abc import Iterator
+from typing import Any
 
 import click
 
@@ -97,16 +101,20 @@ def sweep_cmd(seeds: str, seed_start: int, agent_names: tuple[str, ...], agent_a
     seed_list = _seeds(seeds, seed_start)
     n_workers = workers if workers is not None else (os.cpu_count() or 1)
     try:
-        result = runner.sweep(out, agents, specs, seed_list, workers=n_workers, executor=executor,
-                              ray_address=ray_address, retry_errors=retry_errors, max_steps=max_steps,
-                              progress=progress, allow_mixed=allow_mixed)
+        with _sigterm_interrupts():
+            result = runner.sweep(out, agents, specs, seed_list, workers=n_workers, executor=executor,
+                                  ray_address=ray_address, retry_errors=retry_errors, max_steps=max_steps,
+                                  progress=progress, allow_mixed=allow_mixed)
+    except runner.SweepStopped as exc:  # the table of what was recorded, then why it stopped
+        _print_markdown(exc.summary, _manifest_tasks(out)) if markdown else _print_table(exc.summary)
+        raise click.ClickException(str(exc)) from None
     except ValueError as exc:
         raise click.ClickException(str(exc)) from None
     except KeyboardInterrupt:
         from srezero.sweep.records import record_paths
 
-        click.echo(f"\ninterrupted: {sum(1 for _ in record_paths(out))} episode(s) recorded in {out}; "
-                   "rerun the same command to resume", err=True)
+        click.echo(f"\ninterrupted: {sum(1 for _ in record_paths(out))} episode(s) recorded in {out} (the summary "
+                   "covers them); rerun the same command to resume", err=True)
         raise SystemExit(130) from None
     click.echo(f"{result.total} episode(s): ran {result.ran}, already recorded {result.skipped}; "
                f"run directory {result.out}", err=True)
@@ -118,6 +126,23 @@ def sweep_cmd(seeds: str, seed_start: int, agent_names: tuple[str, ...], agent_a
                                    "them again, which helps with a provider outage (a deterministic agent fails the "
                                    "same way: fix it and sweep into a fresh --out)"
                                    + (f"; replay one with its traceback: {debug}" if debug else ""))
+
+
+@contextlib.contextmanager
+def _sigterm_interrupts() -> Iterator[None]:
+    """SIGTERM (a scheduler's kill, `timeout`) stops a sweep as Ctrl-C does: records kept, summary written."""
+    def interrupt(signum: int, frame: Any) -> None:
+        raise KeyboardInterrupt
+
+    try:
+        previous = signal.signal(signal.SIGTERM, interrupt)
+    except ValueError:  # not the main thread (an embedding program): leave its signals alone
+        yield
+        return
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
 
 
 #: What --summary-only reads; every other option only says what to run.

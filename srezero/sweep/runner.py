@@ -1,8 +1,9 @@
 """Plan and run a sweep: tasks x agents x seeds, batched over processes or Ray, resumably.
 
 Why batches: starting a process or a Ray task per episode costs more than the episode (a few ms),
-so pending episodes are dealt round-robin into batches of up to ``MAX_BATCH`` and each worker task
-runs a whole batch. Why per-episode files written by the worker: a killed sweep loses only the
+so pending episodes are cut into batches of about ``MAX_BATCH`` and each worker task runs a whole
+batch. Jobs run seed by seed, each (task, seed) with all its agents, so a sweep stopped early has
+whole cells that its agents can be compared on. Why per-episode files written by the worker: a killed sweep loses only the
 episodes in flight, and a rerun skips every record that exists. On Ray the driver writes the records
 (workers may not share the driver's file system), so a kill loses the batches in flight.
 
@@ -67,6 +68,14 @@ class SweepResult:
     rows: list[dict[str, Any]] = field(default_factory=list)
     summary: dict[str, Any] = field(default_factory=dict)
     errors: int = 0  # episodes run by this invocation that ended in a provider, agent or environment error
+
+
+class SweepStopped(ValueError):
+    """The sweep stopped before its end (a provider outage); ``summary`` covers every record on disk."""
+
+    def __init__(self, message: str, summary: dict[str, Any]) -> None:
+        super().__init__(message)
+        self.summary = summary
 
 
 #: A sweep stops after this many provider errors in a row: the endpoint is down or the key is wrong, and
@@ -215,14 +224,17 @@ def _failed(path: Path) -> bool:
 
 def make_batches(jobs: list[tuple[str, str, int]], specs: dict[str, Any], agents: dict[str, AgentSpec],
                  workers: int, out: str | None, max_steps: int | None, owner: int | None = None) -> list[Batch]:
-    """Deal jobs round-robin so every batch mixes tasks and agents (balanced work per batch)."""
+    """Cut the jobs, in order, into batches of consecutive jobs: a sweep orders them seed by seed and
+    (task, seed) by (task, seed) with all agents, so batches finish whole cells in that order (a run
+    stopped early still compares its agents), and each batch mixes agents. About four batches per
+    worker keep the load even."""
     if not jobs:
         return []
     size = max(1, min(MAX_BATCH, -(-len(jobs) // (max(1, workers) * 4))))
-    n = -(-len(jobs) // size)
+    size = -(-size // len(agents)) * len(agents)  # whole cells (all agents of a task and seed) per batch
     out_batches = []
-    for i in range(n):
-        part = jobs[i::n]
+    for start in range(0, len(jobs), size):
+        part = jobs[start:start + size]
         tids = {t for _, t, _ in part}
         labels = {a for a, _, _ in part}
         out_batches.append(Batch({t: specs[t] for t in sorted(tids)}, {a: agents[a] for a in sorted(labels)},
@@ -236,6 +248,8 @@ def _ignore_interrupt() -> None:
     import signal
 
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)  # the sweep turns SIGTERM into an interrupt; the pool's own
+    # terminate() must still just end a worker
 
 
 def _start_method() -> str:
@@ -307,6 +321,11 @@ def sweep(out: str | Path, agents: list[AgentSpec], specs: dict[str, Any], seeds
         {a.label: agent_meta(a) for a in agents}, seeds, max_steps), allow_mixed)
     rec.write_json(out / rec.MANIFEST, manifest)
     pending, done = plan(out, agents, specs, seeds, retry_errors)
+    # seed by seed, each (task, seed) with all its agents: batches take every n-th job, so a run stopped
+    # halfway has whole seeds done for every agent, and its agents can be compared on what they share
+    task_order = {t: i for i, t in enumerate(specs)}
+    agent_order = {a.label: i for i, a in enumerate(agents)}
+    pending.sort(key=lambda job: (job[2], task_order[job[1]], agent_order[job[0]]))
     rows = [rec.row_of(r) for r in _load(done)]
     # the summary covers the whole run directory, not just what this invocation asked for (a rerun with
     # one more agent, or fewer seeds, must not shrink it); read the rest now, so a record that cannot be
@@ -319,7 +338,7 @@ def sweep(out: str | Path, agents: list[AgentSpec], specs: dict[str, Any], seeds
                            None if ray_mode else os.getpid())  # Ray workers are not our children
     bar = Progress(total, initial=len(done), enabled=progress)
     streak = errors = 0
-    stop: ValueError | None = None
+    stop: str | None = None
     try:
         for results in execute(batches, workers, executor, ray_address):
             for row, data in results:
@@ -329,23 +348,23 @@ def sweep(out: str | Path, agents: list[AgentSpec], specs: dict[str, Any], seeds
                 errors += row["status"] != "ok"
                 streak = streak + 1 if row["status"] == "provider_error" else 0
                 if max_provider_errors and streak >= max_provider_errors and stop is None:
-                    stop = ValueError(f"stopped after {streak} provider errors in a row (the last: {row['agent']} "
-                                      f"on {row['task']} seed {row['seed']}); the endpoint looks down or the key is "
-                                      "wrong. Fix it and rerun the same command with --retry-errors: what was "
-                                      "recorded is kept")
+                    stop = (f"stopped after {streak} provider errors in a row (the last: {row['agent']} on "
+                            f"{row['task']} seed {row['seed']}); the endpoint looks down or the key is wrong. Fix it "
+                            "and rerun the same command with --retry-errors: what was recorded is kept")
             bar.update(len(results))
             if on_batch is not None:
                 on_batch(len(results))
             if stop is not None:
                 break
     except KeyboardInterrupt:
-        write_summary(out, rows + others, stats)  # the summary on disk always matches the records
+        bar.close()
+        summarise_dir(out)  # from disk: a worker cut off mid-batch has written records it never reported
         raise
     finally:
         bar.close()
-    summary = write_summary(out, rows + others, stats)
     if stop is not None:
-        raise stop
+        raise SweepStopped(stop, summarise_dir(out))
+    summary = write_summary(out, rows + others, stats)
     return SweepResult(out, total, len(pending), len(done), rows, summary, errors)
 
 

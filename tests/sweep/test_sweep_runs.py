@@ -69,6 +69,35 @@ def test_killed_sweep_resumes_to_the_same_records(tmp_path, monkeypatch):
     assert again.ran == 0 and files(killed) == files(whole)
 
 
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])
+def test_a_signalled_sweep_summarises_every_record_its_workers_wrote(tmp_path, sig):
+    """A review interrupted a 2-worker sweep: 540 records on disk, 511 in the summary (workers write each
+    record as it finishes; a batch cut off midway never reported its rows), and SIGTERM left no summary
+    and a traceback per worker. Both signals now stop it cleanly, with the summary matching the disk."""
+    out = tmp_path / "run"
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(HERE), os.environ.get("PYTHONPATH", "")]),
+           "SREZERO_TEST_SLOW": "0.05"}
+    cmd = [sys.executable, "-c", "from srezero.cli import main; main()", "sweep", "--agents", "slow_agent:SlowRunbook",
+           "--tasks", ",".join(TASKS), "--seeds", "8", "--workers", "2", "--out", str(out), "--no-progress"]
+    proc = subprocess.Popen(cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    try:
+        deadline = time.monotonic() + 120
+        while len(list((out / "episodes").rglob("seed-*.json"))) < 3:
+            assert proc.poll() is None, "the sweep ended before it could be stopped"
+            assert time.monotonic() < deadline, "the sweep made no progress"
+            time.sleep(0.01)
+        proc.send_signal(sig)  # the sweep process only, as a scheduler or `kill` does
+        _, err = proc.communicate(timeout=60)
+    finally:
+        proc.kill()
+    recorded = len(list(records.record_paths(out)))
+    assert proc.returncode == 130 and "interrupted" in err and "Traceback" not in err, err
+    assert recorded < len(TASKS) * 8
+    summary = orjson.loads((out / records.SUMMARY_JSON).read_bytes())
+    assert [g["n"] for g in summary["groups"] if g["task"] == "*"] == [recorded]
+    assert len((out / records.EPISODES_CSV).read_text().splitlines()) == recorded + 1
+
+
 def test_one_and_two_workers_give_identical_records_and_summary(tmp_path):
     agents = [runner.agent_spec(n) for n in ("random", "runbook", "greedy")]
     one, two = tmp_path / "one", tmp_path / "two"
@@ -192,6 +221,10 @@ def test_a_down_endpoint_stops_the_sweep_and_failures_fail_the_command(tmp_path,
     out = CliRunner().invoke(cli, ["sweep", "--agents", "slow_agent:DownProvider", "--tasks", "inc-001", "--seeds", "1",
                                    "--out", str(tmp_path / "c"), "--no-progress", "--workers", "1"])
     assert out.exit_code == 1 and "1 of the 1 episode(s) run ended in a provider" in out.output, out.output
+    out = CliRunner().invoke(cli, ["sweep", "--agents", "slow_agent:DownProvider", "--tasks", ",".join(TASKS),
+                                   "--seeds", "4", "--out", str(tmp_path / "d"), "--no-progress", "--workers", "1"])
+    assert out.exit_code == 1 and "stopped after 10 provider errors in a row" in out.output, out.output
+    assert "MARKS [95% CI]" in out.output  # the table of what was recorded comes first, as for any failed run
 
 
 def test_records_are_canonical_and_ground_truth_stays_in_the_result(tmp_path):
@@ -242,16 +275,25 @@ def test_ray_executor_matches_the_process_pool(tmp_path, monkeypatch):
 
 def test_an_interrupted_sweep_leaves_a_summary_of_what_it_recorded(tmp_path):
     """Ctrl-C keeps every record written and rewrites the summary to match them, so summary.json never
-    describes an older state of the run directory."""
+    describes an older state of the run directory; a review's interrupted run had no (task, seed) that
+    all its agents had played, so none of them could be compared."""
     batches = []
 
     def interrupt(n: int) -> None:
         batches.append(n)
         raise KeyboardInterrupt
 
+    agents = [runner.agent_spec(n) for n in ("random", "greedy", "runbook")]
     with pytest.raises(KeyboardInterrupt):
-        runner.sweep(tmp_path, [runner.agent_spec("random")], specs(), [0, 1, 2], progress=False, on_batch=interrupt)
+        runner.sweep(tmp_path, agents, specs(), [0, 1, 2], progress=False, on_batch=interrupt)
     recorded = len(list(records.record_paths(tmp_path)))
-    assert recorded == batches[0] < 9
+    assert recorded == batches[0] < 27
+    # the first episodes to run are whole cells, first seed first: the agents can be compared on them
+    cells: dict[tuple[str, str], set[str]] = {}
+    for path in records.record_paths(tmp_path):
+        rec = records.read_record(path)
+        cells.setdefault((rec["task_id"], rec["seed"]), set()).add(rec["agent"])
+    assert all(got == {"random", "greedy", "runbook"} for got in cells.values()), cells
+    assert {seed for _, seed in cells} == {0}  # 27 jobs, 4 batches of 9: the first is seed 0, all of it
     summary = orjson.loads((tmp_path / records.SUMMARY_JSON).read_bytes())
-    assert [g["n"] for g in summary["groups"] if g["task"] == "*"] == [recorded]
+    assert sum(g["n"] for g in summary["groups"] if g["task"] == "*") == recorded
