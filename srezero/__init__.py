@@ -50,19 +50,20 @@ _LAZY = {
 }
 
 
-def make(task: str | TaskSpec, seed: int = 0, reward: str = "shaped") -> Episode:
+def make(task: str | TaskSpec, seed: int = 0, reward: str = "shaped", gamma: float = 1.0) -> Episode:
     """Create an episode for a task id, a path to a task file, or a TaskSpec. Call ``reset()`` next.
 
     ``reward="shaped"`` returns potential-based per-step rewards for training; they carry information
     about the hidden state, so evaluate agents with ``reward="sparse"`` (0 until the final step) or do
-    not show them rewards at all (the sweep, MCP and inspect harnesses never do).
+    not show them rewards at all (the sweep, MCP and inspect harnesses never do). ``gamma``: the
+    learner's discount factor, so that shaping cannot make stalling pay (docs/scoring.md).
     """
     from srezero.episode import Episode
     from srezero.task.loader import get_task
     from srezero.task.spec import TaskSpec
 
     spec = task if isinstance(task, TaskSpec) else get_task(task)
-    return Episode(spec, seed, reward)
+    return Episode(spec, seed, reward, gamma)
 
 
 def __getattr__(name: str) -> Any:

@@ -15,8 +15,11 @@ submit a structured diagnosis, and resolve.
 **Observations.** An :class:`Observation`: ``text`` is what an agent reads; ``data`` holds the same
 result in structure; ``ok``/``error`` say whether the action was valid; budgets are included.
 
-**Rewards.** Potential-based shaping that sums exactly to ``marks / 100`` over an episode (see
-:mod:`srezero.scoring.marks`).
+**Rewards.** ``reward="shaped"`` (default): potential-based shaping that pays for evidence and
+health when they happen; ``reward="sparse"``: 0 until the final step (evaluate with it: shaping
+reveals hidden state). Both sum to ``marks / 100`` over an episode; a learner that discounts
+passes its ``gamma`` so the discounted return is ``gamma ** (T - 1) * marks / 100`` either way
+(docs/scoring.md, "Step rewards").
 
 **Episode end.** ``terminated`` after ``resolve()``; ``truncated`` when the step or simulated-time
 budget runs out. Either way the world runs a verification window and ``info["result"]`` carries the
@@ -131,15 +134,20 @@ class EpisodeState:
 class Episode:
     """One incident under one seed. Create with :func:`srezero.make`."""
 
-    def __init__(self, spec: TaskSpec, seed: int = 0, reward: str = "shaped") -> None:
+    def __init__(self, spec: TaskSpec, seed: int = 0, reward: str = "shaped", gamma: float = 1.0) -> None:
         if reward not in ("shaped", "sparse"):
             raise ValueError(f"reward must be 'shaped' or 'sparse', not {reward!r}")
+        if isinstance(gamma, bool) or not isinstance(gamma, numbers.Real) or not 0.0 < gamma <= 1.0:
+            raise ValueError(f"gamma must be a number in (0, 1], the learner's discount factor, not {gamma!r}")
         self.spec = spec
         self.seed = _checked_seed(seed)
         #: "shaped": potential-based per-step rewards (a training signal; they carry information about
         #: the hidden state, so never show them to an agent under evaluation). "sparse": 0 until the
         #: last step, which pays marks/100. Both sum to marks/100.
         self.reward_mode = reward
+        #: the discount the shaping is built for: a step pays gamma * phi_t - phi_{t-1}, so the discounted
+        #: return equals the discounted sparse return whatever the gamma (with 1, the rewards sum to marks/100)
+        self.gamma = float(gamma)
         self._tools: dict[str, ToolSpec] = load_tools()
         self.world: World | None = None
         self.result: dict[str, Any] | None = None
@@ -248,7 +256,10 @@ class Episode:
             st.done = True
             obs.done = True
             self.result = self._finish(truncated)
-            reward = self.result["marks"] / 100.0 - st.reward_sum  # the episode's rewards sum to marks/100
+            if self.gamma == 1.0 or self.reward_mode == "sparse":
+                reward = self.result["marks"] / 100.0 - st.reward_sum  # the episode's rewards sum to marks/100
+            else:  # a terminal state has potential 0
+                reward = self.result["marks"] / 100.0 - st.phi
             info["result"] = copy.deepcopy(self.result)  # the caller's to keep or change; env.result stays intact
         elif self.reward_mode == "sparse":
             reward = 0.0
@@ -257,7 +268,7 @@ class Episode:
             # them at once would tell the agent there is no fault. Its evidence is paid at the end.
             evidence = self.evidence.coverage if self.faults else 0.0
             phi = mk.potential(evidence, healed / max(1, len(self.faults)), self._penalty_so_far())
-            reward = phi - st.phi
+            reward = (phi if self.gamma == 1.0 else self.gamma * phi) - st.phi
             st.phi = phi
         st.reward_sum += reward
         self.trajectory[-1]["reward"] = reward

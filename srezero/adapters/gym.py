@@ -18,6 +18,9 @@ Seeding follows Gymnasium: ``reset(seed=s)`` plays episode seed ``s``. Without a
 sub-environments of a vector env play different episodes; with ``seed=s``, the first unseeded
 ``reset()`` plays ``s``. Later unseeded resets draw the next episode seed from ``self.np_random``,
 so a run is reproducible from its first seed, which ``info["seed"]`` reports at every reset.
+Do not pass ``seed=`` to ``gym.make_vec``: every sub-environment gets the same one and they play
+the same episodes forever; seed the vector env instead (``envs.reset(seed=5)`` seeds them 5, 6,
+7, ...). Seeds are non-negative integers below 2**63 (numpy's too); anything else is a ValueError.
 ``reset(options={"task": ID})`` switches task.
 
 ``AsyncVectorEnv`` needs ``shared_memory=False``: Gymnasium cannot pass ``Text`` observations
@@ -41,11 +44,11 @@ import numpy as np
 import orjson
 from gymnasium import spaces
 from gymnasium.error import CustomSpaceError
-from gymnasium.utils import seeding
 from gymnasium.vector.utils.shared_memory import create_shared_memory
 
 import srezero
 from srezero.adapters._common import tool_declarations
+from srezero.episode import _checked_seed
 from srezero.tools.parse import MAX_ACTION_CHARS, recordable
 
 ENV_ID = "srezero/Incident-v0"
@@ -86,7 +89,25 @@ def _refuse_shared_memory(space: ObservationText, n: int = 1, ctx: ModuleType = 
                            "gym.make_vec(..., vector_kwargs={'shared_memory': False})")
 
 
-def _make_episode(task: Any, seed: int, reward: str, where: str) -> srezero.Episode:
+#: Gymnasium's vector envs batch ``info["seed"]`` into an int64 array.
+MAX_SEED = 2**63 - 1
+
+
+def _seed(seed: Any, where: str) -> int | None:
+    """None, or a non-negative integer (numpy's too) that fits int64; anything else is a ValueError (a
+    float or a string was rounded or parsed, True played seed 1)."""
+    if seed is None:
+        return None
+    try:
+        value = _checked_seed(seed)
+    except ValueError:
+        raise ValueError(f"{where} must be None or a non-negative integer, not {seed!r}") from None
+    if value > MAX_SEED:
+        raise ValueError(f"{where} must be at most 2**63 - 1 (vector envs keep seeds as int64), not {seed!r}")
+    return value
+
+
+def _make_episode(task: Any, seed: int, reward: str, where: str, gamma: float = 1.0) -> srezero.Episode:
     """``srezero.make`` with every bad task value as a ValueError that says which argument was wrong."""
     if isinstance(task, os.PathLike):
         task = os.fspath(task)
@@ -94,7 +115,7 @@ def _make_episode(task: Any, seed: int, reward: str, where: str) -> srezero.Epis
         raise ValueError(f"{where} must be a task id such as 'inc-001', a 'gen:' variant id or a path to a task "
                          f"file, not {task!r}")
     try:
-        return srezero.make(task, seed, reward)
+        return srezero.make(task, seed, reward, gamma)
     except KeyError as exc:  # an unknown id: the core's message, under the exception type Gymnasium users expect
         raise ValueError(f"{where}: {exc.args[0]}") from None
 
@@ -114,37 +135,49 @@ class IncidentEnv(gym.Env[str, str]):
     ``info["tool_specs"]`` at reset lists every tool with its JSON schema. An invalid action is an
     error observation and counts as an invalid action; it never raises.
 
-    **Observations.** ``Text``: what the tool printed (at reset: the page). ``info`` carries ``ok``,
-    ``error``, ``step``, ``steps_left``, ``time_left_s`` and ``data`` (the structured tool result as
-    JSON text, so that vector envs can batch it whatever the tool).
+    **Observations.** ``Text``: what the tool printed (at reset: the page). ``info`` carries, at reset
+    and after every step, ``ok``, ``error``, ``tool``, ``invalid``, ``step``, ``steps_left``,
+    ``sim_time_s``, ``time_left_s`` and ``data`` (the structured tool result as JSON text, so that
+    vector envs can batch it whatever the tool); at reset also ``seed``, ``briefing`` and
+    ``tool_specs``. The budget left is in ``info`` only: a policy that should see it must be given it.
 
     **Rewards.** ``reward="shaped"`` (default, for training): potential-based shaping that pays for
     surfacing evidence and restoring health and charges wrong writes when they happen;
-    ``reward="sparse"``: 0 until the last step. Either way an episode's rewards sum to
-    ``marks / 100`` (docs/scoring.md). Shaping carries information about the hidden state:
-    evaluate with ``sparse``.
+    ``reward="sparse"``: 0 until the last step. With the default ``gamma=1`` an episode's rewards
+    sum to ``marks / 100`` (docs/scoring.md). A learner that discounts should pass its discount as
+    ``gamma``: a step then pays ``gamma * phi_t - phi_(t-1)`` and the final step ``marks / 100 -
+    phi``, so the discounted return is ``gamma ** (T - 1) * marks / 100``, as with sparse rewards,
+    and stalling instead of resolving never pays (with ``gamma=1`` and a discounting learner, it
+    can). Shaping carries information about the hidden state: evaluate with ``sparse``.
 
     **Episode end.** ``terminated`` after ``resolve``; ``truncated`` when the step or simulated-time
-    budget runs out. The final ``info["result"]`` is the scored result (marks, success, diagnosis,
-    mitigation, ground truth). Seeding: see the module docstring.
+    budget runs out (Gymnasium's convention for a time limit). A budget end is scored like a
+    resolve, so its final reward is final: a learner that bootstraps a value on truncation (most
+    actor-critic and Q-learning code) should treat it as terminal, or pass
+    ``budget_terminates=True`` to get ``terminated`` instead. The final ``info["result"]`` is the
+    scored result (marks, success, diagnosis, mitigation, ground truth). A step after the end
+    repeats the end's flags with reward 0 and changes nothing. The horizon is the task's step
+    budget (``env.unwrapped.episode.spec.budget.steps``; 40 on every curated task), so the
+    registration sets no ``max_episode_steps``: a shorter ``TimeLimit`` cuts an episode before it is
+    scored. Seeding: see the module docstring.
     """
 
     metadata = {"render_modes": ["ansi"], "render_fps": 1}  # noqa: RUF012 - Gymnasium reads this class attribute
 
     def __init__(self, task: str | None = None, seed: int | None = None, render_mode: str | None = None,
-                 reward: str = "shaped") -> None:
+                 reward: str = "shaped", gamma: float = 1.0, budget_terminates: bool = False) -> None:
         if task is None:
             ids = ", ".join(t.id for t in srezero.list_tasks())
             raise ValueError(f"pass task=ID to gym.make (one of: {ids}) or a path to a task file")
         if render_mode is not None and render_mode not in self.metadata["render_modes"]:
             raise ValueError(f"render_mode must be one of {self.metadata['render_modes']} or None")
-        if seed is not None and (isinstance(seed, bool) or int(seed) < 0):
-            raise ValueError(f"seed must be None or a non-negative integer, not {seed!r}")
         self.render_mode = render_mode
         # None (the default): unseeded resets use OS entropy, so a vector env's sub-environments differ
-        self._seed = None if seed is None else int(seed)
+        self._seed = _seed(seed, "seed")
         self.reward_mode = reward  # "shaped" for training; "sparse" to evaluate (shaping reveals hidden state)
-        self._episode = _make_episode(task, self._seed or 0, reward, "task")  # reset() sets the episode seed
+        self.gamma = gamma  # the learner's discount: shaping built for it cannot make stalling pay
+        self.budget_terminates = bool(budget_terminates)  # a budget end is final: say so to bootstrapping learners
+        self._episode = _make_episode(task, self._seed or 0, reward, "task", gamma)  # reset() sets the episode seed
         self.task = task
         self._started = False
         self._last_text = ""
@@ -164,13 +197,13 @@ class IncidentEnv(gym.Env[str, str]):
         if options is not None and not isinstance(options, Mapping):
             raise ValueError(f"reset options must be a dict such as {{'task': 'inc-003'}}, not {type(options).__name__}")
         options = dict(options or {})
+        seed = _seed(seed, "reset seed")  # before anything changes: Gymnasium took True as 1, refused np.int64
         unknown = sorted(map(repr, set(options) - {"task"}))
         if unknown:
             raise ValueError(f"unknown reset option(s) {', '.join(unknown)}; the only option is 'task'")
         if "task" in options:  # build first: a bad task id leaves this env as it was
-            if seed is not None:  # and so does a seed Gymnasium refuses (it would otherwise fail after the switch)
-                seeding.np_random(seed)
-            episode = _make_episode(options["task"], self._seed or 0, self.reward_mode, "reset option 'task'")
+            episode = _make_episode(options["task"], self._seed or 0, self.reward_mode, "reset option 'task'",
+                                    self.gamma)
             self.task, self._episode = options["task"], episode
         if seed is None and not self._started:
             seed = self._seed  # the first episode plays the seed given to gym.make (None: OS entropy)
@@ -179,7 +212,8 @@ class IncidentEnv(gym.Env[str, str]):
         self._started = True
         self._actions = []
         obs, info = self._episode.reset(seed=episode_seed)
-        info = {**info, "seed": episode_seed, "tool_specs": tool_declarations(), **self._obs_info(obs)}
+        info = {**info, "seed": episode_seed, "tool_specs": tool_declarations(), "tool": None, "invalid": False,
+                "sim_time_s": 0.0, **self._obs_info(obs)}  # the keys of every step's info, for vector envs
         self._last_text = sanitize(obs.text)
         return self._last_text, info
 
@@ -188,6 +222,8 @@ class IncidentEnv(gym.Env[str, str]):
         self._actions.append(_snapshot(action))
         info = {**info, **self._obs_info(obs)}
         self._last_text = sanitize(obs.text)
+        if self.budget_terminates and truncated:
+            terminated, truncated = True, False
         return self._last_text, float(reward), bool(terminated), bool(truncated), info
 
     def render(self) -> str | None:
@@ -205,7 +241,8 @@ class IncidentEnv(gym.Env[str, str]):
     def __reduce__(self) -> tuple[Any, ...]:
         # A live episode holds SimPy generators, which neither pickle nor deepcopy can copy; the
         # episode is a function of (task, seed, actions), so a copy is rebuilt from those instead.
-        config = {"task": self.task, "seed": self._seed, "render_mode": self.render_mode, "reward": self.reward_mode}
+        config = {"task": self.task, "seed": self._seed, "render_mode": self.render_mode, "reward": self.reward_mode,
+                  "gamma": self.gamma, "budget_terminates": self.budget_terminates}
         state = {"started": self._started, "episode_seed": self._episode.seed, "actions": self._actions,
                  "np_random": self._np_random, "np_random_seed": self._np_random_seed, "spec": self.spec}
         return _rebuild, (config, state)
