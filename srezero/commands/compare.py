@@ -42,6 +42,13 @@ def compare_cmd(a: str, b: str, as_json: bool, top: int) -> None:
                     f"scoring (engine {', '.join(result['engines'])}), so a pair need not be the same incident: the "
                     "difference may come from the code change, not the agents; rerun both with one build",
                     fg="yellow", err=True)
+    cap_a, cap_b = result["max_steps"]
+    if cap_a != cap_b:  # one side had fewer steps: the difference measures the cap as much as the agents
+        def cap(v: int | None) -> str:
+            return "each task's budget" if v is None else f"--max-steps {v}"
+
+        click.secho(f"warning: A ran with {cap(cap_a)} and B with {cap(cap_b)}, so the agents did not have the same "
+                    "steps: the difference may come from the cap, not the agents", fg="yellow", err=True)
     ci_m = f"95% CI [{m['lo']:+.1f}, {m['hi']:+.1f}]" if m["lo"] is not None else "95% CI n/a"
     ci_s = f"95% CI [{100 * s['lo']:+.0f}%, {100 * s['hi']:+.0f}%]" if s["lo"] is not None else "95% CI n/a"
     click.echo(f"marks     A {m['a']:6.1f}   B {m['b']:6.1f}   A - B {m['diff']:+6.1f}  {ci_m}")

@@ -84,7 +84,9 @@ def compare(a: Side, b: Side) -> dict[str, Any]:
     out: dict[str, Any] = {"a": names[0], "b": names[1], "episodes": len(cells), "tasks": n_tasks,
                            "only_a": len(set(ea) - set(eb)), "only_b": len(set(eb) - set(ea)),
                            "other_version": len(shared) - len(cells), "resamples": RESAMPLES,
-                           "engines": sorted(engines(runs[a.run].manifest) | engines(runs[b.run].manifest))}
+                           "engines": sorted(engines(runs[a.run].manifest) | engines(runs[b.run].manifest)),
+                           # --max-steps of each side (None: each task's budget); a sweep refuses to mix them
+                           "max_steps": [runs[side.run].manifest.get("max_steps") for side in (a, b)]}
     # seeded from the cells: independent of names, and swapping A and B mirrors the interval
     key = "compare\x1f" + "\x1f".join(f"{t}\x1e{s}" for t, s in cells)
     for metric, get in (("marks", lambda e: e.marks), ("success", lambda e: float(e.success))):

@@ -110,6 +110,18 @@ def test_runs_of_different_builds_are_paired_with_a_warning(small_run: Run, tmp_
     assert "different builds" not in same.output
 
 
+def test_runs_with_different_step_caps_are_compared_with_a_warning(small_run: Run, tmp_path: Path) -> None:
+    """A review compared a --max-steps 4 run with an uncapped one: "-96.9 ... scores higher", no word of the cap."""
+    run, _ = small_run
+    capped = _copy_run(run, tmp_path / "capped")
+    manifest = orjson.loads((capped / "manifest.json").read_bytes())
+    (capped / "manifest.json").write_bytes(orjson.dumps({**manifest, "max_steps": 4}))
+    assert compare(Side(capped, "oracle"), Side(run, "random"))["max_steps"] == [4, manifest.get("max_steps")]
+    out = CliRunner().invoke(cli, ["compare", f"{capped}:oracle", f"{run}:random"])
+    assert out.exit_code == 0 and "A ran with --max-steps 4 and B with each task's budget" in out.output, out.output
+    assert "--max-steps" not in CliRunner().invoke(cli, ["compare", f"{run}:oracle", f"{run}:random"]).output
+
+
 REFERENCE = Path(__file__).resolve().parents[2] / "records"
 
 
