@@ -48,6 +48,15 @@ def test_sweep_rejects_non_positive_workers_and_step_caps(tmp_path) -> None:
     assert not (tmp_path / "run").exists()
 
 
+def test_seed_start_with_named_seeds_is_refused_not_ignored(tmp_path) -> None:
+    """A review: --seeds 3,7 --seed-start 100 ran seeds 3 and 7 without a word."""
+    for seeds in ("3,7", "0-1"):
+        out = CliRunner().invoke(cli, ["sweep", "--tasks", "inc-001", "--seeds", seeds, "--seed-start", "100",
+                                       "--agents", "random", "--out", str(tmp_path / "run"), "--no-progress"])
+        assert out.exit_code == 2 and "--seed-start shifts a count of seeds" in out.output, out.output
+    assert not (tmp_path / "run").exists()
+
+
 def test_run_unknown_task_and_agent() -> None:
     out = CliRunner().invoke(cli, ["run", "--task", "nope", "--agent", "oracle"])
     assert out.exit_code != 0 and "unknown task" in out.output

@@ -31,6 +31,10 @@ def report_cmd(run_dir: Path, out: Path | None, plots_only: bool, no_replay: boo
     from srezero.report.load import RunDirError, load_run, select
 
     target = out or run_dir.resolve().with_name(run_dir.resolve().name + "-report")
+    if run_dir.is_dir() and target.resolve().is_relative_to(run_dir.resolve()):
+        raise click.BadParameter(f"{target} is inside the run directory {run_dir}: a report there mixes its pages "
+                                 "into the records; write it elsewhere (the default is RUN_DIR-report next to it)",
+                                 param_hint="--out")
     try:
         run = select(load_run(run_dir), _names(agents), _names(tasks), split, common)
         cov = D.coverage(run.episodes, run.manifest)

@@ -31,6 +31,9 @@ def _split(values: tuple[str, ...]) -> list[str]:
 def _seeds(seeds: str, start: int) -> list[int]:
     """``5`` -> 0..4 (shifted by --seed-start); ``3,7`` or ``0-9`` -> exactly those seeds."""
     s = seeds.strip()
+    if start and not s.isdigit():  # a list or a range names its seeds: a start would be silently ignored
+        raise click.BadParameter(f"--seed-start shifts a count of seeds (--seeds 5 --seed-start {start}); "
+                                 f"{seeds!r} already names its seeds, so write the ones you mean")
     try:
         if s.isdigit():
             out = list(range(start, start + int(s)))

@@ -15,6 +15,7 @@ import math
 from collections.abc import Callable, Iterable
 from typing import Any
 
+from srezero.report.compare import MIN_TASKS
 from srezero.report.load import AGENT_ERROR, ENV_ERROR, PROVIDER_ERROR, Ep, engines
 from srezero.report.stats import mean_ci
 from srezero.sweep.stats import consistency
@@ -108,6 +109,10 @@ def coverage(eps: list[Ep], manifest: dict[str, Any]) -> dict[str, Any]:
         warnings.append(f"The run holds records made by {len(builds)} builds of the simulator or scoring (sweep "
                         f"--allow-mixed; engine {', '.join(builds)}; the manifest lists them under builds), so "
                         "episodes recorded by different builds are not directly comparable.")
+    tasks = len({e.task_id for e in eps})
+    if 0 < tasks < MIN_TASKS:  # the sweep's table says the same (commands/sweep.caveats)
+        notes.append(f"The intervals resample tasks, and over {tasks} task(s) they are not 95% intervals (at least "
+                     f"{MIN_TASKS} are needed, as srezero compare says): read them as a range, not a verdict.")
     if grid and len(eps) < grid:
         notes.append(f"The manifest lists {grid} episodes (agents x tasks x seeds); {len(eps)} are in this report "
                      "(a sweep stopped early, runs that asked for different subsets, or a selection).")

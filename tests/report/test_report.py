@@ -120,6 +120,19 @@ def test_cli(small_run: Run, tmp_path: Path) -> None:
     (tmp_path / "empty").mkdir()
     res = runner.invoke(cli, ["report", str(tmp_path / "empty")])
     assert res.exit_code == 1 and "no episode records found" in res.output and "Traceback" not in res.output
+    for inside in (small_run[0], small_run[0] / "report"):  # a review wrote index.html into its run folder
+        res = runner.invoke(cli, ["report", str(small_run[0]), "--out", str(inside), "--no-replay"])
+        assert res.exit_code == 2 and "is inside the run directory" in res.output, res.output
+    assert not (small_run[0] / "index.html").exists() and not (small_run[0] / "report").exists()
+
+
+def test_too_few_tasks_for_an_interval_is_said_in_the_report(built_report: Path, small_run: Run) -> None:
+    """The sweep's table warned that intervals over fewer than 5 tasks are not 95% intervals; the report
+    showed the same intervals without a word."""
+    tasks = len({r["task_id"] for r in small_run[1]})
+    assert tasks < 5
+    note = f"over {tasks} task(s) they are not 95% intervals"
+    assert note in (built_report / "report.md").read_text() and note in (built_report / "index.html").read_text()
 
 
 def test_loader_sorts_episodes(small_run: Run) -> None:
