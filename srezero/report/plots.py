@@ -289,7 +289,7 @@ def draw_ttd_ttm(fig: Any, d: dict[str, Any]) -> None:
                     box.set_alpha(0.5)
                 offs = [((j % 9) - 4) * 0.04 for j in range(len(values))]
                 ax.scatter([x + o for o in offs], values, s=7, color=col, zorder=3, linewidths=0)
-        labels = [f"{a}\n{len(v)}/{n} reached" for a, v, n in zip(d["agents"], d[key], d["n"])]
+        labels = [f"{a}\n{len(v)}/{n}" for a, v, n in zip(d["agents"], d[key], d["n"])]  # got there / scored
         _agent_axis(ax, labels, xs)
         _separator(ax, xs, d["upper_bound"])
     top = max([v for k in ("ttd_s", "ttm_s") for vs in d[k] for v in vs] + [60.0])
@@ -352,8 +352,9 @@ PLOTS: tuple[PlotSpec, ...] = (
              lambda d: (max(7.5, 1.0 * len(d["groups"]) + 3.5), 4.0)),
     PlotSpec("ttd_ttm", "Time to diagnose and to mitigate",
              "Simulated seconds from the page to a correct diagnosis (TTD) and to every fault neutralised (TTM), "
-             "over the episodes that got there; under each agent, how many of its scored episodes got there.",
-             D.ttd_ttm_data, draw_ttd_ttm, lambda d: (8.0, 4.0)),
+             "over the episodes that got there; under each agent, how many of its scored episodes got there "
+             "(got there / scored).",
+             D.ttd_ttm_data, draw_ttd_ttm, lambda d: (max(8.0, 2.0 + 1.8 * len(d["agents"])), 4.0)),
     PlotSpec("marks_vs_cost", "Marks against cost per episode (LLM agents)",
              "Each point is one LLM episode: provider cost in USD (usage.cost_usd) against marks. Empty when "
              "the run has no LLM agent.", D.cost_data, draw_cost),
