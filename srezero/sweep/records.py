@@ -291,13 +291,31 @@ def tools_hash() -> str:
     return "sha256:" + hashlib.sha256(blob).hexdigest()[:16]
 
 
+#: Libraries whose versions can change a run's bytes: episodes (simpy), the summary's bootstrap and
+#: percentiles (numpy), validation (pydantic), serialisation (orjson), plots (matplotlib).
+PACKAGES = ("simpy", "numpy", "pydantic", "orjson", "matplotlib")
+
+
+def package_versions() -> dict[str, str | None]:
+    """The installed version of each of :data:`PACKAGES` (None when one is not installed)."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    out: dict[str, str | None] = {}
+    for name in PACKAGES:
+        try:
+            out[name] = version(name)
+        except PackageNotFoundError:
+            out[name] = None
+    return out
+
+
 def new_manifest(tasks: dict[str, dict[str, Any]], agents: dict[str, dict[str, Any]], seeds: list[int],
                  max_steps: int | None = None) -> dict[str, Any]:
     from srezero._version import __version__
 
     return {"schema": SCHEMA, "srezero_version": __version__, "git_revision": git_revision(),
             "python": platform.python_version(), "platform": f"{sys.platform}-{platform.machine()}",
-            "tasks": tasks, "agents": agents, "seeds": sorted(set(seeds)),
+            "packages": package_versions(), "tasks": tasks, "agents": agents, "seeds": sorted(set(seeds)),
             "tools": tools_hash(), "engine": engine_hash(), "max_steps": max_steps}
 
 

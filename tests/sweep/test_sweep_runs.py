@@ -297,3 +297,13 @@ def test_an_interrupted_sweep_leaves_a_summary_of_what_it_recorded(tmp_path):
     assert {seed for _, seed in cells} == {0}  # 27 jobs, 4 batches of 9: the first is seed 0, all of it
     summary = orjson.loads((tmp_path / records.SUMMARY_JSON).read_bytes())
     assert sum(g["n"] for g in summary["groups"] if g["task"] == "*") == recorded
+
+
+def test_the_manifest_names_the_library_versions_a_run_depends_on(tmp_path):
+    """A review could not tell from a manifest which numpy drew the bootstrap or which simpy ran episodes."""
+    from importlib.metadata import version
+
+    runner.sweep(tmp_path, [runner.agent_spec("random")], specs(("inc-001",)), [0], progress=False)
+    packages = records.load_manifest(tmp_path)["packages"]
+    assert packages["numpy"] == version("numpy") and packages["simpy"] == version("simpy")
+    assert set(packages) == set(records.PACKAGES)
