@@ -109,6 +109,15 @@ def coverage(eps: list[Ep], manifest: dict[str, Any]) -> dict[str, Any]:
         warnings.append(f"The run holds records made by {len(builds)} builds of the simulator or scoring (sweep "
                         f"--allow-mixed; engine {', '.join(builds)}; the manifest lists them under builds), so "
                         "episodes recorded by different builds are not directly comparable.")
+    from srezero._version import __version__
+    from srezero.sweep.records import SCHEMA
+
+    if manifest.get("schema", SCHEMA) != SCHEMA:
+        warnings.append(f"The run's manifest has schema {manifest['schema']!r}, and this srezero ({__version__}) reads "
+                        f"schema {SCHEMA}: the run was written by another version, which this report may misread; "
+                        "report it with the version that wrote it.")
+    elif manifest.get("srezero_version") not in (None, __version__):
+        notes.append(f"The run was recorded by srezero {manifest['srezero_version']}; this report is by {__version__}.")
     tasks = len({e.task_id for e in eps})
     if 0 < tasks < MIN_TASKS:  # the sweep's table says the same (commands/sweep.caveats)
         notes.append(f"The intervals resample tasks, and over {tasks} task(s) they are not 95% intervals (at least "

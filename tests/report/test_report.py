@@ -212,3 +212,20 @@ def test_a_record_file_dropped_next_to_episodes_is_named_not_silently_left_out(
     assert "mine" not in run.agents
     err = capsys.readouterr().err
     assert "ignored 1 record file(s) outside episodes/ (mine.json)" in err and "notes.json" not in err
+
+
+def test_a_run_from_another_version_is_flagged(small_run: Run, tmp_path: Path) -> None:
+    """A review reported a manifest of schema 99 without a word."""
+    import shutil
+
+    from srezero.report import data as D
+
+    run = tmp_path / "run"
+    shutil.copytree(small_run[0], run)
+    manifest = orjson.loads((run / "manifest.json").read_bytes())
+    assert not [w for w in D.coverage(load_run(run).episodes, manifest)["warnings"] if "schema" in w]
+    for change, says in (({"schema": 99}, "has schema 99, and this srezero"), ({"srezero_version": "9.9"},
+                                                                               "recorded by srezero 9.9")):
+        (run / "manifest.json").write_bytes(orjson.dumps({**manifest, **change}))
+        res = CliRunner().invoke(cli, ["report", str(run), "--plots-only", "--out", str(tmp_path / "p")])
+        assert res.exit_code == 0 and says in res.output, res.output
