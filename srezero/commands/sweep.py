@@ -244,7 +244,7 @@ def _print_table(summary: dict) -> None:
 def caveats(summary: dict) -> list[str]:
     """What keeps the table from being read as a ranking: agents that ran different episodes (a sweep
     stopped early), or too few tasks for the intervals to be 95% intervals (srezero compare's rule)."""
-    from srezero.report.compare import MIN_TASKS
+    from srezero.report.compare import few_tasks_caveat
 
     per_task: dict[str, dict[str, int]] = {}
     for g in summary.get("groups", []):
@@ -256,10 +256,9 @@ def caveats(summary: dict) -> list[str]:
         out.append(f"the agents ran different episodes ({counts}), so their rows are not comparable as they stand: "
                    "rerun the same sweep to complete it, or rank them on the shared episodes with "
                    "`srezero report --common`")
-    tasks = max((len(c) for c in per_task.values()), default=0)
-    if 0 < tasks < MIN_TASKS:
-        out.append(f"the intervals resample tasks, and over {tasks} task(s) they are not 95% intervals (at least "
-                   f"{MIN_TASKS} are needed, as srezero compare says): read them as a range, not a verdict")
+    few = few_tasks_caveat(max((len(c) for c in per_task.values()), default=0))
+    if few:
+        out.append(few)
     return out
 
 

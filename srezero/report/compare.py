@@ -29,6 +29,15 @@ RESAMPLES = 10_000
 MIN_TASKS = 5
 
 
+def few_tasks_caveat(tasks: int) -> str | None:
+    """What to say about intervals over ``tasks`` tasks when there are too few for them to be 95%
+    intervals (the sweep's table and the report both say it); None when there are enough, or none."""
+    if not 0 < tasks < MIN_TASKS:
+        return None
+    return (f"the intervals resample tasks, and over {tasks} task(s) they are not 95% intervals (at least "
+            f"{MIN_TASKS} are needed, as srezero compare says): read them as a range, not a verdict")
+
+
 @dataclass(frozen=True)
 class Side:
     """One side of a comparison: a run directory and an agent label in it."""

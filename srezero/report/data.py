@@ -15,7 +15,7 @@ import math
 from collections.abc import Callable, Iterable
 from typing import Any
 
-from srezero.report.compare import MIN_TASKS
+from srezero.report.compare import few_tasks_caveat
 from srezero.report.load import AGENT_ERROR, ENV_ERROR, PROVIDER_ERROR, Ep, engines
 from srezero.report.stats import mean_ci
 from srezero.sweep.stats import consistency
@@ -118,10 +118,9 @@ def coverage(eps: list[Ep], manifest: dict[str, Any]) -> dict[str, Any]:
                         "report it with the version that wrote it.")
     elif manifest.get("srezero_version") not in (None, __version__):
         notes.append(f"The run was recorded by srezero {manifest['srezero_version']}; this report is by {__version__}.")
-    tasks = len({e.task_id for e in eps})
-    if 0 < tasks < MIN_TASKS:  # the sweep's table says the same (commands/sweep.caveats)
-        notes.append(f"The intervals resample tasks, and over {tasks} task(s) they are not 95% intervals (at least "
-                     f"{MIN_TASKS} are needed, as srezero compare says): read them as a range, not a verdict.")
+    few = few_tasks_caveat(len({e.task_id for e in eps}))
+    if few:
+        notes.append(few[0].upper() + few[1:] + ".")
     if grid and len(eps) < grid:
         notes.append(f"The manifest lists {grid} episodes (agents x tasks x seeds); {len(eps)} are in this report "
                      "(a sweep stopped early, runs that asked for different subsets, or a selection).")

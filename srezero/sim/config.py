@@ -46,6 +46,10 @@ def _float(lo: float, hi: float, step: float) -> Callable[[Stream], float]:
     return lambda rng: round(lo + step * int(rng.integers(0, n + 1)), 4)
 
 
+#: What a pod's cgroup limits may be set to (valid ranges shared by every service that has them).
+CPU_CORES = (0.01, 256)
+MEMORY_MB = (16, 1_048_576)
+
 # Healthy values span a range, not a handful of round numbers: an agent that learns "the values a
 # healthy key takes" from public seeds must not be able to flag a changed key by its value alone
 # (DESIGN.md principle 5). Ranges stay inside what the model is calibrated for. Keys a world sets
@@ -78,9 +82,9 @@ KEYS: tuple[ConfigKey, ...] = (
     ConfigKey("web_server", "rate_limit_rps", int, "per-replica request limit (0 = off)", _const(0),
               valid=(0, 10_000_000)),
     ConfigKey("web_server", "cpu_limit", float, "cgroup CPU quota per replica, in cores", _float(2.0, 3.0, 0.25),
-              valid=(0.01, 256)),
+              valid=CPU_CORES),
     ConfigKey("web_server", "memory_limit_mb", int, "cgroup memory limit per replica", _int(1024, 2048, 128),
-              valid=(16, 1_048_576)),
+              valid=MEMORY_MB),
     ConfigKey("web_server", "max_open_files", int, "RLIMIT_NOFILE per replica", _int(4096, 16384, 1024),
               valid=(16, 1_048_576)),
     ConfigKey("web_server", "log_level", str, "application log level", _choice("info", "warn")),
@@ -94,7 +98,7 @@ KEYS: tuple[ConfigKey, ...] = (
     ConfigKey("cache", "max_clients", int, "client connection limit", _int(10000, 50000, 5000),
               valid=(1, 1_000_000)),
     ConfigKey("cache", "memory_limit_mb", int, "cgroup memory limit of the cache pod", _const(10240),
-              valid=(16, 1_048_576)),
+              valid=MEMORY_MB),
     ConfigKey("cache", "auth_secret", str, "secret (name-version) the server requires (requirepass)", _const("cache-auth-v2")),
     # database
     ConfigKey("database", "max_connections", int, "server connection limit", _int(300, 600, 25),
@@ -120,9 +124,9 @@ KEYS: tuple[ConfigKey, ...] = (
     ConfigKey("worker", "concurrency", int, "messages processed in parallel per replica", _int(8, 16),
               valid=(1, 1_024)),
     ConfigKey("worker", "cpu_limit", float, "cgroup CPU quota per replica, in cores", _float(1.0, 2.0, 0.25),
-              valid=(0.01, 256)),
+              valid=CPU_CORES),
     ConfigKey("worker", "memory_limit_mb", int, "cgroup memory limit per replica", _int(768, 1280, 128),
-              valid=(16, 1_048_576)),
+              valid=MEMORY_MB),
 )
 
 #: Addresses (host:port) the operators of a world chose for each dependency. None is "the healthy

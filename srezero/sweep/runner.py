@@ -3,8 +3,8 @@
 Why batches: starting a process or a Ray task per episode costs more than the episode (a few ms),
 so pending episodes are cut into batches of about ``MAX_BATCH`` and each worker task runs a whole
 batch. Jobs run seed by seed, each (task, seed) with all its agents, so a sweep stopped early has
-whole cells that its agents can be compared on. Why per-episode files written by the worker: a killed sweep loses only the
-episodes in flight, and a rerun skips every record that exists. On Ray the driver writes the records
+whole cells that its agents can be compared on. Why per-episode files written by the worker: a
+killed sweep loses only the episodes in flight, and a rerun skips every record that exists. On Ray the driver writes the records
 (workers may not share the driver's file system), so a kill loses the batches in flight.
 
 Nothing here reads the wall clock except the progress bar, and nothing of the progress bar reaches
@@ -321,8 +321,8 @@ def sweep(out: str | Path, agents: list[AgentSpec], specs: dict[str, Any], seeds
         {a.label: agent_meta(a) for a in agents}, seeds, max_steps), allow_mixed)
     rec.write_json(out / rec.MANIFEST, manifest)
     pending, done = plan(out, agents, specs, seeds, retry_errors)
-    # seed by seed, each (task, seed) with all its agents: batches take every n-th job, so a run stopped
-    # halfway has whole seeds done for every agent, and its agents can be compared on what they share
+    # seed by seed, each (task, seed) with all its agents: batches are consecutive runs of whole cells, so a
+    # run stopped halfway has its first seeds done for every agent, and its agents can be compared on them
     task_order = {t: i for i, t in enumerate(specs)}
     agent_order = {a.label: i for i, a in enumerate(agents)}
     pending.sort(key=lambda job: (job[2], task_order[job[1]], agent_order[job[0]]))
@@ -357,7 +357,6 @@ def sweep(out: str | Path, agents: list[AgentSpec], specs: dict[str, Any], seeds
             if stop is not None:
                 break
     except KeyboardInterrupt:
-        bar.close()
         summarise_dir(out)  # from disk: a worker cut off mid-batch has written records it never reported
         raise
     finally:

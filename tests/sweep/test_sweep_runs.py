@@ -33,6 +33,25 @@ def files(out: Path) -> dict[str, bytes]:
     return found
 
 
+def _slow_sweep(out: Path, args: list[str], slow: str, extra_env: dict[str, str] | None = None,
+                **popen) -> subprocess.Popen:
+    """``srezero sweep`` of the slow runbook over TASKS into ``out``, in a child process (``popen``: how)."""
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(HERE), os.environ.get("PYTHONPATH", "")]),
+           "SREZERO_TEST_SLOW": slow, **(extra_env or {})}
+    cmd = [sys.executable, "-c", "from srezero.cli import main; main()", "sweep", "--agents", "slow_agent:SlowRunbook",
+           "--tasks", ",".join(TASKS), "--out", str(out), "--no-progress", *args]
+    return subprocess.Popen(cmd, env=env, stdout=subprocess.DEVNULL, **popen)
+
+
+def _wait_for_records(proc: subprocess.Popen, out: Path, n: int) -> None:
+    """Wait until the running sweep has written ``n`` records."""
+    deadline = time.monotonic() + 120
+    while len(list((out / "episodes").rglob("seed-*.json"))) < n:
+        assert proc.poll() is None, "the sweep ended before it could be stopped"
+        assert time.monotonic() < deadline, "the sweep made no progress"
+        time.sleep(0.01)
+
+
 def test_killed_sweep_resumes_to_the_same_records(tmp_path, monkeypatch):
     monkeypatch.syspath_prepend(str(HERE))
     seeds = [0, 1, 2, 3]
@@ -41,18 +60,10 @@ def test_killed_sweep_resumes_to_the_same_records(tmp_path, monkeypatch):
     runner.sweep(whole, [agent], specs(), seeds, workers=1, progress=False)
 
     killed = tmp_path / "killed"
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(HERE), os.environ.get("PYTHONPATH", "")]),
-           "SREZERO_TEST_SLOW": "0.15", "PYTHONHASHSEED": "12345"}
-    cmd = [sys.executable, "-c", "from srezero.cli import main; main()", "sweep", "--agents", "slow_agent:SlowRunbook",
-           "--label", "runbook", "--tasks", ",".join(TASKS), "--seeds", "4", "--workers", "1", "--out", str(killed),
-           "--no-progress"]
-    proc = subprocess.Popen(cmd, env=env, start_new_session=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    proc = _slow_sweep(killed, ["--label", "runbook", "--seeds", "4", "--workers", "1"], slow="0.15",
+                       extra_env={"PYTHONHASHSEED": "12345"}, start_new_session=True, stderr=subprocess.DEVNULL)
     try:
-        deadline = time.monotonic() + 120
-        while len(list((killed / "episodes").rglob("seed-*.json"))) < 3:
-            assert proc.poll() is None, "the sweep ended before it could be killed"
-            assert time.monotonic() < deadline, "the sweep made no progress"
-            time.sleep(0.01)
+        _wait_for_records(proc, killed, 3)
         os.killpg(proc.pid, signal.SIGKILL)
     finally:
         proc.wait(timeout=30)
@@ -75,17 +86,9 @@ def test_a_signalled_sweep_summarises_every_record_its_workers_wrote(tmp_path, s
     record as it finishes; a batch cut off midway never reported its rows), and SIGTERM left no summary
     and a traceback per worker. Both signals now stop it cleanly, with the summary matching the disk."""
     out = tmp_path / "run"
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(HERE), os.environ.get("PYTHONPATH", "")]),
-           "SREZERO_TEST_SLOW": "0.05"}
-    cmd = [sys.executable, "-c", "from srezero.cli import main; main()", "sweep", "--agents", "slow_agent:SlowRunbook",
-           "--tasks", ",".join(TASKS), "--seeds", "8", "--workers", "2", "--out", str(out), "--no-progress"]
-    proc = subprocess.Popen(cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    proc = _slow_sweep(out, ["--seeds", "8", "--workers", "2"], slow="0.05", stderr=subprocess.PIPE, text=True)
     try:
-        deadline = time.monotonic() + 120
-        while len(list((out / "episodes").rglob("seed-*.json"))) < 3:
-            assert proc.poll() is None, "the sweep ended before it could be stopped"
-            assert time.monotonic() < deadline, "the sweep made no progress"
-            time.sleep(0.01)
+        _wait_for_records(proc, out, 3)
         proc.send_signal(sig)  # the sweep process only, as a scheduler or `kill` does
         _, err = proc.communicate(timeout=60)
     finally:
