@@ -243,9 +243,18 @@ def _num(v: float) -> str:
     return str(int(v)) if v.is_integer() else f"{v:.6f}".rstrip("0")
 
 
-def write_episodes_csv(out: Path, rows: list[dict[str, Any]]) -> None:
-    header = ["agent", "task", "seed", "status", *METRICS]
-    write_csv(out / EPISODES_CSV, header, ([r[k] for k in header] for r in rows))
+def write_episodes_csv(out: Path, rows: list[dict[str, Any]], tasks: dict[str, Any] | None = None) -> None:
+    """One row per episode; ``tasks`` (the manifest's) supplies each task's difficulty and split, so a
+    breakdown needs no join (empty for a task the manifest does not describe)."""
+    tasks = tasks or {}
+    header = ["agent", "task", "difficulty", "split", "seed", "status", *METRICS]
+
+    def line(r: dict[str, Any]) -> list[Any]:
+        meta = tasks.get(r["task"])
+        meta = meta if isinstance(meta, dict) else {}
+        return [r["agent"], r["task"], meta.get("difficulty"), meta.get("split"), *(r[k] for k in header[4:])]
+
+    write_csv(out / EPISODES_CSV, header, map(line, rows))
 
 
 # ---------------------------------------------------------------------------- manifest

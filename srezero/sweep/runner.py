@@ -381,7 +381,7 @@ def write_summary(out: Path, rows: list[dict[str, Any]], stats: Any = None) -> d
     rec.write_json(out / rec.SUMMARY_JSON, summary)
     header, table = stats.csv_rows(summary)
     rec.write_csv(out / rec.SUMMARY_CSV, header, table)
-    rec.write_episodes_csv(out, rows)
+    rec.write_episodes_csv(out, rows, (rec.load_manifest(out) or {}).get("tasks"))
     return summary
 
 

@@ -310,3 +310,21 @@ def test_the_manifest_names_the_library_versions_a_run_depends_on(tmp_path):
     packages = records.load_manifest(tmp_path)["packages"]
     assert packages["numpy"] == version("numpy") and packages["simpy"] == version("simpy")
     assert set(packages) == set(records.PACKAGES)
+
+
+def test_episodes_csv_carries_each_tasks_difficulty_and_split(tmp_path):
+    """A review had to join manifest.json to break episodes down by difficulty or by split."""
+    import csv
+
+    ids = ("inc-001", "inc-008")  # easy and dev, medium and test
+    runner.sweep(tmp_path, [runner.agent_spec("random")], specs(ids), [0, 1], progress=False)
+    with open(tmp_path / records.EPISODES_CSV, newline="") as fh:
+        rows = list(csv.DictReader(fh))
+    assert len(rows) == 4
+    for row in rows:
+        spec = srezero.get_task(row["task"])
+        assert (row["difficulty"], row["split"]) == (spec.difficulty, spec.split)
+    # summarised again from disk (--summary-only) it is the same file
+    before = (tmp_path / records.EPISODES_CSV).read_bytes()
+    runner.summarise_dir(tmp_path)
+    assert (tmp_path / records.EPISODES_CSV).read_bytes() == before
