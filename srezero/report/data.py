@@ -176,18 +176,33 @@ def failures(eps: list[Ep]) -> dict[str, Any]:
             "unsuccessful": [sum(1 for e in groups[a] if not e.success) for a in agents]}
 
 
-def grouped_marks(eps: list[Ep], group: Callable[[Ep], Iterable[str]], order: Iterable[str] = ()) -> dict[str, Any]:
-    """Mean marks (and n) per (group, agent); an episode may belong to several groups (layers)."""
+def grouped_marks(eps: list[Ep], group: Callable[[Ep], Iterable[str]], order: Iterable[str] = (),
+                  kind: str = "group") -> dict[str, Any]:
+    """Mean marks per (group, agent) with its 95% CI, episodes (``n``) and tasks; an episode may belong to
+    several groups (layers). The CI resamples the group's tasks, as the leaderboard's does the run's, so
+    a group of one task has none (its seeds vary far less than tasks do); ``kind`` names the grouping in
+    the bootstrap's seed, so every cell draws its own resamples."""
     agents = agent_order(eps)
-    cells: dict[tuple[str, str], list[float]] = {}
+    cells: dict[tuple[str, str], list[Ep]] = {}
     for e in eps:
         for g in group(e):
-            cells.setdefault((g, e.agent), []).append(e.marks)
+            cells.setdefault((g, e.agent), []).append(e)
     seen = sorted({g for g, _ in cells})
     groups = [g for g in order if g in seen] + [g for g in seen if g not in order]
-    return {"groups": groups, "agents": agents,
-            "mean": [[clean(_mean(cells.get((g, a), []))) for a in agents] for g in groups],
-            "n": [[len(cells.get((g, a), [])) for a in agents] for g in groups]}
+    stats = {}
+    for key, members in cells.items():
+        tasks = [e.task_id for e in members]
+        if len(set(tasks)) > 1:
+            stats[key] = mean_ci([e.marks for e in members], key[1], "marks", f"{kind}={key[0]}", clusters=tasks)
+        else:
+            stats[key] = (_mean(e.marks for e in members), float("nan"), float("nan"))
+
+    def column(i: int) -> list[list[float | None]]:
+        return [[clean(stats[(g, a)][i]) if (g, a) in stats else None for a in agents] for g in groups]
+
+    return {"groups": groups, "agents": agents, "mean": column(0), "lo": column(1), "hi": column(2),
+            "n": [[len(cells.get((g, a), [])) for a in agents] for g in groups],
+            "tasks": [[len({e.task_id for e in cells.get((g, a), [])}) for a in agents] for g in groups]}
 
 
 # ---------------------------------------------------------------------------------------- plot data
@@ -255,11 +270,16 @@ def heatmap_data(eps: list[Ep]) -> dict[str, Any]:
 
 
 def difficulty_data(eps: list[Ep]) -> dict[str, Any]:
-    return {**grouped_marks(eps, lambda e: (e.difficulty,), DIFFICULTIES), "upper_bound": upper_bounds(eps)}
+    return {**grouped_marks(eps, lambda e: (e.difficulty,), DIFFICULTIES, "difficulty"), "upper_bound": upper_bounds(eps)}
 
 
 def layer_data(eps: list[Ep]) -> dict[str, Any]:
-    return {**grouped_marks(eps, lambda e: e.layers), "upper_bound": upper_bounds(eps)}
+    return {**grouped_marks(eps, lambda e: e.layers, kind="layer"), "upper_bound": upper_bounds(eps)}
+
+
+def split_data(eps: list[Ep]) -> dict[str, Any]:
+    """Marks on the dev tasks (tune on these) and the test tasks (report these)."""
+    return {**grouped_marks(eps, lambda e: (e.split,), ("dev", "test"), "split"), "upper_bound": upper_bounds(eps)}
 
 
 def ttd_ttm_data(eps: list[Ep]) -> dict[str, Any]:

@@ -13,7 +13,9 @@ from collections.abc import Iterable, Sequence
 from typing import Any
 
 from srezero.report import data as D
+from srezero.report.compare import MIN_TASKS
 from srezero.report.load import Ep, Run, safe_name
+from srezero.report.markdown import GROUPED_NOTE
 
 ERROR_HOOK = """<script>
 (function () {
@@ -117,6 +119,23 @@ def failures_html(f: dict[str, Any]) -> str:
     return table(headers, rows, tid="failures-table", sortable=True)
 
 
+def grouped_html(d: dict[str, Any], label: str) -> str:
+    """The markdown report's breakdown table: mean marks [95% CI] (tasks, episodes) per group and agent."""
+    headers = [("group", label, False)] + [(f"a{i}", f"{a} (upper bound)" if ub else a, False)
+                                          for i, (a, ub) in enumerate(zip(d["agents"], d["upper_bound"]))]
+    rows = []
+    for i, g in enumerate(d["groups"]):
+        row = [(esc(g), None)]
+        for j, n in enumerate(d["n"][i]):
+            lo, hi = d["lo"][i][j], d["hi"][i][j]
+            k = d["tasks"][i][j]
+            ci = ("n/a" if lo is None or hi is None else f"{lo:.1f}–{hi:.1f}") + ("*" if 1 < k < MIN_TASKS else "")
+            row.append((f'{num(d["mean"][i][j])} <span class="muted">[{ci}] ({k} t, {n} ep.)</span>'
+                        if n else "–", None))
+        rows.append(row)
+    return table(headers, rows)
+
+
 def manifest_html(run: Run) -> str:
     m = run.manifest
     items = [("episodes", len(run.episodes)), ("agents", ", ".join(run.agents)), ("tasks", len(run.tasks))]
@@ -163,6 +182,11 @@ def index_page(run: Run, lb: list[dict[str, Any]], plot_specs: Sequence[Any], pl
             "is the share of tasks solved on every seed (pass^k). The oracle reads the "
             "ground truth: it is an upper bound, listed apart and never ranked.</p>"
             f"{leaderboard_html(lb)}"
+            '<h2 id="breakdowns">Marks by difficulty, fault layer and split</h2>'
+            f'<p class="muted">{esc(GROUPED_NOTE)} Tune an agent on the dev tasks; report the test tasks.</p>'
+            f'{grouped_html(D.difficulty_data(run.episodes), "difficulty")}'
+            f'{grouped_html(D.layer_data(run.episodes), "fault layer")}'
+            f'{grouped_html(D.split_data(run.episodes), "split")}'
             f'<h2 id="plots">Plots</h2><div class="plots">{figs}</div>'
             '<h2 id="failures">Failure categories</h2><p class="muted">Episodes per agent in each category; '
             "an episode can fall into several.</p>"

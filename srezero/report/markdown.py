@@ -7,6 +7,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from srezero.report import data as D
+from srezero.report.compare import MIN_TASKS
 from srezero.report.load import Ep, Run
 
 
@@ -63,10 +64,24 @@ def leaderboard_md(rows: list[dict[str, Any]]) -> str:
     return md_table(headers, body)
 
 
+#: How to read a breakdown table (the Markdown and the HTML report say the same).
+GROUPED_NOTE = ("Each cell: mean marks, its 95% CI from a bootstrap over the group's tasks, and how many tasks "
+                f"and episodes the group holds. A group of one task has no interval (n/a); an interval over fewer "
+                f"than {MIN_TASKS} tasks (marked *) is not a 95% interval: read it as a range, not a verdict.")
+
+
 def grouped_md(d: dict[str, Any], label: str) -> str:
+    """Mean marks, 95% CI and size per group (rows) and agent (columns)."""
     headers = [label] + [f"{a} (upper bound)" if ub else a for a, ub in zip(d["agents"], d["upper_bound"])]
-    rows = [[g] + [f"{_f(m)} (n={n})" if n else "–" for m, n in zip(means, ns)]
-            for g, means, ns in zip(d["groups"], d["mean"], d["n"])]
+    rows = []
+    for i, g in enumerate(d["groups"]):
+        cells = [g]
+        for j, n in enumerate(d["n"][i]):
+            k = d["tasks"][i][j]
+            size = f"{k} task{'' if k == 1 else 's'}, {n} ep."
+            few = "*" if 1 < k < MIN_TASKS else ""  # see GROUPED_NOTE
+            cells.append(f"{_f(d['mean'][i][j])} [{_ci(d['lo'][i][j], d['hi'][i][j])}{few}] ({size})" if n else "–")
+        rows.append(cells)
     return md_table(headers, rows)
 
 
@@ -113,8 +128,13 @@ def report_md(run: Run, lb: list[dict[str, Any]], plot_specs: Sequence[Any], plo
         "ground truth: it is an upper bound, listed apart, not a competitor. Open `index.html` in this folder "
         "for the sortable leaderboard, the task browser and the episode replays.",
         "## Leaderboard", leaderboard_md(lb),
-        "## Marks by difficulty", grouped_md(D.difficulty_data(eps), "difficulty"),
+        "## Marks by difficulty",
+        GROUPED_NOTE,
+        grouped_md(D.difficulty_data(eps), "difficulty"),
         "## Marks by fault layer", grouped_md(D.layer_data(eps), "layer"),
+        "## Marks by split",
+        "Tune an agent on the dev tasks; report the test tasks, which it has not been tuned on.",
+        grouped_md(D.split_data(eps), "split"),
         "## Failure categories",
         "Episodes per agent in each category (an episode can fall into several): wrong fix = a write that "
         "addressed no root cause; premature resolution = resolved while a cause was active; distractor = a "

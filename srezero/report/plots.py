@@ -157,13 +157,20 @@ def draw_success_evidence(fig: Any, d: dict[str, Any]) -> None:
 
 
 def _grouped_bars(ax: Any, groups: list[str], series: list[tuple[str, list[float | None], str, bool]],
-                  width_total: float = 0.8) -> None:
+                  width_total: float = 0.8, intervals: list[tuple[list[float | None], list[float | None]]] | None = None
+                  ) -> None:
+    """Bars per group and series; ``intervals`` (lo, hi per series) adds error bars where there is one."""
     k = max(1, len(series))
     w = width_total / k
     for i, (label, values, color, ub) in enumerate(series):
         xs = [g + (i - (k - 1) / 2) * w for g in range(len(groups))]
-        ax.bar(xs, [_v(v) for v in values], width=w, color=color, edgecolor="#333333", linewidth=0.4,
+        means = [_v(v) for v in values]
+        ax.bar(xs, means, width=w, color=color, edgecolor="#333333", linewidth=0.4,
                hatch=ORACLE_HATCH if ub else None, label=f"{label} (upper bound)" if ub else label)
+        if intervals:
+            lo, hi = intervals[i]
+            err = [[m - _or(a, m) for m, a in zip(means, lo)], [_or(b, m) - m for m, b in zip(means, hi)]]
+            ax.errorbar(xs, means, yerr=err, fmt="none", ecolor="#222222", capsize=2, linewidth=0.7)
     ax.set_xticks(range(len(groups)))
     ax.set_xticklabels(groups)
 
@@ -256,10 +263,11 @@ def _grouped(fig: Any, d: dict[str, Any], xlabel: str) -> None:
         return _empty(ax, "no scored episodes")
     colors = _colors(d["agents"], d["upper_bound"])
     series = [(a, [row[i] for row in d["mean"]], colors[i], d["upper_bound"][i]) for i, a in enumerate(d["agents"])]
-    _grouped_bars(ax, d["groups"], series)
+    intervals = [([row[i] for row in d["lo"]], [row[i] for row in d["hi"]]) for i in range(len(d["agents"]))]
+    _grouped_bars(ax, d["groups"], series, intervals=intervals)
     ax.set_ylim(0, 110)
     ax.set_xlabel(xlabel)
-    ax.set_ylabel("mean marks")
+    ax.set_ylabel("mean marks, with 95% CI over tasks")
     ax.legend(fontsize=7.5, frameon=False, loc="center left", bbox_to_anchor=(1.0, 0.5))
 
 
@@ -346,9 +354,10 @@ PLOTS: tuple[PlotSpec, ...] = (
              "Share of seeds each agent solved (diagnosis and mitigation) per task. Grey: not run.",
              D.heatmap_data, draw_heatmap, _heat_size),
     PlotSpec("marks_by_difficulty", "Marks by task difficulty", "Mean marks per agent for easy, medium and hard "
-             "tasks.", D.difficulty_data, draw_difficulty, lambda d: (7.5, 4.0)),
+             "tasks, with 95% CIs over each group's tasks.", D.difficulty_data, draw_difficulty, lambda d: (7.5, 4.0)),
     PlotSpec("marks_by_layer", "Marks by fault layer", "Mean marks per agent by the layer of the task's faults "
-             "(app, database, disk, ...; 'none' for no-fault control tasks).", D.layer_data, draw_layer,
+             "(app, database, disk, ...; 'none' for no-fault control tasks), with 95% CIs over each group's tasks "
+             "(over fewer than 5 tasks, a range rather than a 95% interval).", D.layer_data, draw_layer,
              lambda d: (max(7.5, 1.0 * len(d["groups"]) + 3.5), 4.0)),
     PlotSpec("ttd_ttm", "Time to diagnose and to mitigate",
              "Simulated seconds from the page to a correct diagnosis (TTD) and to every fault neutralised (TTM), "

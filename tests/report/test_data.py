@@ -148,6 +148,36 @@ def test_marks_by_difficulty_and_layer(small_run: Run, pdata: dict[str, dict[str
     assert difficulties == [x for x in D.DIFFICULTIES if x in difficulties]  # easy -> hard order
 
 
+def test_breakdowns_carry_a_ci_over_their_tasks(small_run: Run) -> None:
+    """A review found the difficulty, layer and split tables gave means with no interval."""
+    import numpy as np
+
+    from srezero.sweep.stats import bootstrap
+
+    eps = load_run(small_run[0]).episodes
+    tasks = {t.id: t for t in srezero.list_tasks()}
+    for kind, d, groups_of in (("difficulty", D.difficulty_data(eps), lambda t: [t.difficulty]),
+                               ("layer", D.layer_data(eps), lambda t: t.layers),
+                               ("split", D.split_data(eps), lambda t: [t.split])):
+        checked = 0
+        for g, group in enumerate(d["groups"]):
+            for a, agent in enumerate(d["agents"]):
+                members = [e for e in eps if e.agent == agent and group in groups_of(tasks[e.task_id])]
+                ids = {e.task_id for e in members}
+                assert d["tasks"][g][a] == len(ids) and d["n"][g][a] == len(members)
+                lo, hi = d["lo"][g][a], d["hi"][g][a]
+                if len(ids) < 2:  # one task's seeds are not the units of a group: no interval
+                    assert lo is None and hi is None
+                    continue
+                ref = bootstrap(np.array([e.marks for e in members]), f"{agent}\x1f{kind}={group}\x1fmarks",
+                                clusters=np.array([e.task_id for e in members]))
+                assert (lo, hi) == (close(ref["lo"]), close(ref["hi"]))
+                assert lo <= d["mean"][g][a] <= hi
+                checked += 1
+        assert kind != "split" or checked, "no split group spans two tasks: the test checks no interval"
+    assert D.split_data(eps)["groups"] == [s for s in ("dev", "test") if s in D.split_data(eps)["groups"]]
+
+
 def test_ttd_ttm_distributions(small_run: Run, pdata: dict[str, dict[str, Any]]) -> None:
     recs = small_run[1]
     d = pdata["ttd_ttm"]

@@ -135,6 +135,19 @@ def test_too_few_tasks_for_an_interval_is_said_in_the_report(built_report: Path,
     assert note in (built_report / "report.md").read_text() and note in (built_report / "index.html").read_text()
 
 
+def test_breakdown_tables_show_intervals_and_sizes(built_report: Path) -> None:
+    """Difficulty, layer and split tables give each mean its interval and size, in both reports; an interval
+    over 2-4 tasks is starred, one task has none."""
+    md = (built_report / "report.md").read_text()
+    page = (built_report / "index.html").read_text()
+    split = md.split("## Marks by split")[1].split("##")[0]
+    dev = next(line for line in split.splitlines() if line.startswith("| dev |"))
+    assert "*] (3 tasks, 6 ep.)" in dev  # the small run: three dev tasks at two seeds
+    easy = next(line for line in md.split("## Marks by difficulty")[1].splitlines() if line.startswith("| easy |"))
+    assert "[n/a] (1 task, 2 ep.)" in easy
+    assert 'id="breakdowns"' in page and "(3 t, 6 ep.)" in page and "marked *" in page
+
+
 def test_loader_sorts_episodes(small_run: Run) -> None:
     eps = load_run(small_run[0]).episodes
     assert [(e.agent, e.task_id, e.seed) for e in eps] == sorted((e.agent, e.task_id, e.seed) for e in eps)
