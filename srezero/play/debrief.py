@@ -104,11 +104,19 @@ def wrong_fix_label(n: int) -> str:
     return f"wrong fixes ({n}: {shown})"
 
 
+#: How far before an instant the tick read for it must lie (times are recorded to the millisecond).
+_BEFORE_S = 1e-3
+
+
 def metric_at(w: World, entity: str, metric: str, t: float) -> float | None:
+    """The metric as the last tick computed before ``t`` left it.
+
+    A tick due exactly at ``t`` runs after whatever an action did at ``t`` (the step applies the write,
+    then time advances), so reading that tick's column would show the action's effect as "before"."""
     row = w.row_of.get((entity, metric))
     if row is None:
         return None
-    return float(w.buf[row, w.col_at(t)])
+    return float(w.buf[row, w.col_at(t - _BEFORE_S)])
 
 
 def page_metric(env: Episode) -> tuple[str, str] | None:

@@ -182,6 +182,29 @@ def test_write_deltas_take_before_from_the_start_of_the_step() -> None:
     assert any(line.startswith("error_rate of web_server: 0 -> 1") for line in lines), lines
 
 
+def test_write_deltas_do_not_credit_a_write_with_the_one_after_it() -> None:
+    """A review: a step that began exactly on a tick read "before" from the tick that ran after the
+    write, so a wrong restart seemed to end an outage that the next, real fix ended."""
+    env = srezero.make("inc-014", 7)
+    s = PlaySession(env, 7)
+    s.start()
+    node = env.ground_truth()[0]["entity"]
+    pod = env.world.services["web_server"].replicas[1].name
+    for line in ["get_alerts()", "get_changes()", f'restart("{pod}")', f'node_diagnostics("{node}", "dmesg")',
+                 f'node_diagnostics("{node}", "limits")', f'node_diagnostics("{node}", "limits")',
+                 f'set_sysctl("{node}", "net.netfilter.nf_conntrack_max", 131072)', "wait(300)", "resolve()"]:
+        s.handle(line)
+    restart, fix = env.result["writes"]
+    assert debrief.write_start(fix) % 30.0 == 0.0  # the fix's step began on a tick: the case that went wrong
+    w = env.world
+    row = w.row_of[("load_balancer", "error_rate")]
+    edge = [ln for ln in debrief.write_deltas(env, restart, debrief.write_start(fix)) if "of load_balancer" in ln]
+    seen = float(w.buf[row, int((env.t0 + debrief.write_start(fix)) // 30.0) - 1])  # the last tick before the fix
+    assert edge and seen > 0.05 and not edge[0].split(" -> ")[1].startswith("0 "), edge
+    after_fix = [ln for ln in debrief.write_deltas(env, fix) if "of load_balancer" in ln]
+    assert after_fix[0].startswith(f"error_rate of load_balancer: {debrief.fmt(seen)} -> 0 "), after_fix
+
+
 def test_wrong_fix_penalty_is_labelled_as_it_escalates() -> None:
     s = _play(["kubectl rollout restart deploy/web", "kubectl rollout restart deploy/cache", "resolve()"])
     text = debrief.render(s.env, s.info["result"], [])
