@@ -70,7 +70,17 @@ def queue_tick(w: World, published: float, db_lat: float, db_err_prev: float, db
         moved = dead if dead < room else (room if room > 0 else 0.0)
         st.mq_dlq += moved
         st.mq_cycling = dead - moved
-    age = depth / consumed if consumed > 0.5 else (depth / max(incoming, 1.0) if depth > 1 else 0.0)  # Little's law
+    # Little's law: the backlog over its drain rate, or over its fill rate while nothing drains. With
+    # neither (no consumers and no publishers), the oldest message just grows a tick older.
+    if consumed > 0.5:
+        age = depth / consumed
+    elif depth <= 1:
+        age = 0.0
+    elif incoming >= 1.0:
+        age = depth / incoming
+    else:
+        age = st.mq_age_s + TICK_S
+    st.mq_age_s = age
     worker_db_writes = consumed * 1.0
     wk_err = db_err_prev if db_up and db_hosts_ok else 1.0
     wk_cpu_limit = float(wkc["cpu_limit"])

@@ -91,6 +91,7 @@ class ModelState:
     mq_depth: float = 0.0
     mq_dlq: float = 0.0
     mq_consumed: float = 0.0
+    mq_age_s: float = 0.0  # the oldest queued message's age, as last recorded
     mq_lost: float = 0.0  # messages destroyed (purges)
     replication_lag_s: float = 0.0
     lb_lat_ms: float = 20.0

@@ -134,6 +134,26 @@ def test_a_queue_without_consumers_grows_and_ages_while_publishing_goes_on(seed:
 
 
 @pytest.mark.parametrize("seed", SEEDS)
+def test_a_backlog_nobody_publishes_to_or_consumes_just_grows_older(seed: int) -> None:
+    """A review saw the oldest message's age jump from 241 s to 20,555 s for one tick when publishing
+    paused too (Little's law divided the backlog by a floor of one message per second)."""
+    plain, touched = twins(seed)
+    for rep in list(touched.services["worker"].replicas):
+        touched.remove_replica(rep)
+    advance(240.0, plain, touched)
+    for rep in list(touched.services["web_server"].replicas):  # nothing publishes any more
+        touched.remove_replica(rep)
+    advance(60.0, plain, touched)
+    assert at(touched, "message_queue", "publish_rate") == 0.0 and at(touched, "message_queue", "queue_depth") > 1000
+    ages = []
+    for _ in range(5):
+        advance(30.0, plain, touched)
+        ages.append(at(touched, "message_queue", "queue_age_s"))
+    assert 200.0 < ages[0] < 400.0, ages
+    assert [b - a for a, b in zip(ages, ages[1:])] == pytest.approx([30.0] * 4), ages
+
+
+@pytest.mark.parametrize("seed", SEEDS)
 def test_a_restarted_cache_starts_cold_and_loads_the_database_while_it_warms(seed: int) -> None:
     plain, touched = twins(seed)
     touched.restart_replica(touched.services["cache"].replicas[0], reason="test", by_agent=True)
