@@ -315,13 +315,16 @@ def benign_deploy(w: World, k: float) -> None:
         return
     svc = w.services[svc_name]
     cur = svc.deploys[-1]
-    when = max(w.now - float(_rng(w).uniform(600, 7200)), cur.at + 60.0)  # after the release it replaces
+    # after the release it replaces has rolled out (its entry's lead, then one pod at a time), so the two
+    # rollouts never overlap: a past history has no superseded rollout to show
+    span = 30.0 + len(svc.replicas) * (svc.startup_s + changes.ROLLOUT_GAP_S)
+    when = max(w.now - float(_rng(w).uniform(600, 7200)), cur.at + span + 60.0)
     when = _after_history(w, when, svc_name, "deploy")
     msg = changes.release_note(w)
     new = Deploy(changes.next_version(w, svc_name, cur.version), when, _author(w), msg, needed_by_schema=cur.needed_by_schema)
     svc.deploys.append(new)
     w.noise_entities.add(svc_name)
-    changes.roll_out(w, svc, new.version, when + changes.lead(w))
+    changes.roll_out(w, svc, new.version, when + changes.lead(w, svc_name, new.version, when))
     changes.record(w, when, svc_name, "deploy", f"deployed {new.version}: {msg}", new.author, noise=True)
 
 

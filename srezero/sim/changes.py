@@ -104,11 +104,16 @@ def entries(w: World, service: str, kind: str, prefix: str = "") -> Iterator[Cha
     return (c for c in w.changes if c.service == service and c.kind == kind and c.detail.startswith(prefix))
 
 
-def lead(w: World) -> float:
-    """How long before it takes effect a change is recorded: 1-29 s, deterministic. People do not act
-    on the tick, so a change's seconds never tell a fault's from anyone else's, and a release's rollout
-    starts this long after its entry, whether it shipped live or days ago."""
-    return 1.0 + stable_int(w.seed, len(w.changes), "change") % 2800 / 100.0
+#: The author of the agent's own changes: they are stamped when the agent made them, with no lead.
+AGENT_AUTHOR = "you (on-call)"
+
+
+def lead(w: World, service: str, detail: str, at: float) -> float:
+    """How long before it takes effect (at ``at``) a change is recorded: 1-29 s, deterministic. People do
+    not act on the tick, so a change's seconds never tell a fault's from anyone else's, and a release's
+    rollout starts this long after its entry, whether it shipped live or days ago. Drawn from the change
+    itself, not from how many came before it: the agent's own changes must not move the stamps of others."""
+    return 1.0 + stable_int(w.seed, service, detail, f"{at:.3f}", "change") % 2800 / 100.0
 
 
 def record(w: World, at: float, service: str, kind: str, detail: str, author: str, noise: bool = False) -> None:

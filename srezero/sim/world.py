@@ -356,8 +356,11 @@ class World:
         self.events.append(Event(self.env.now, kind, reason, entity, message))
 
     def change(self, service: str, kind: str, detail: str, author: str, noise: bool = False) -> None:
-        """Record a change that takes effect now; its stamp is a few seconds earlier (changes.lead)."""
-        changes.record(self, self.env.now - changes.lead(self), service, kind, detail, author, noise)
+        """Record a change that takes effect now; its stamp is a few seconds earlier (changes.lead),
+        except the agent's own, which it made now."""
+        now = self.env.now
+        at = now if author == changes.AGENT_AUTHOR else now - changes.lead(self, service, detail, now)
+        changes.record(self, at, service, kind, detail, author, noise)
 
     def dmesg(self, node: Node, line: str, every: int = 0) -> None:
         """Append a kernel message; ``every`` rate-limits a repeating message to one per N ticks."""

@@ -24,7 +24,7 @@ if TYPE_CHECKING:
     from srezero.sim.world import World
     from srezero.tools.context import ToolContext
 
-AGENT = "you (on-call)"
+AGENT = changes.AGENT_AUTHOR  # the agent's changes are stamped when it made them
 SCALABLE = ("web_server", "worker")
 MAX_REPLICAS = 12
 

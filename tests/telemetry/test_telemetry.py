@@ -128,3 +128,41 @@ def test_unreadable_sectors_show_in_dmesg_and_smart_of_that_disk_only(seed: int)
     assert int(media.search(node_telemetry.disk_health(touched, primary.node)).group(1)) == disk.io_errors > 0
     assert int(media.search(node_telemetry.disk_health(plain, plain.topo.db_primary().node)).group(1)) == 0
     assert at(touched, primary.node.name, "disk_io_errors") > 0 == at(plain, primary.node.name, "disk_io_errors")
+
+
+def _change_stamps(acts: list[str], task: str = "inc-014", seed: int = 7) -> dict[str, float]:
+    """Every change's detail -> its stamp (seconds after the page) after playing ``acts``, then a minute."""
+    import srezero
+
+    env = srezero.make(task, seed)
+    env.reset()
+    for a in [*acts, "wait(60)"]:
+        env.step(a)
+    return {c.detail: c.at - env.t0 for c in env.world.changes}
+
+
+def test_the_agents_own_changes_do_not_move_the_stamps_of_anyone_elses() -> None:
+    """A review: restarting an unrelated pod re-stamped a noise change made seconds before it (the lead
+    of each change was drawn from how many changes came before it, the agent's included)."""
+    import srezero
+
+    pod = srezero.make("inc-014", 7)
+    pod.reset()
+    name = pod.world.services["web_server"].replicas[1].name
+    quiet = _change_stamps(["get_alerts()", "get_changes()", "get_alerts()"])
+    acted = _change_stamps(["get_alerts()", "get_changes()", f'restart("{name}")'])
+    live = {d: t for d, t in quiet.items() if t > -600}  # made during the onset or the episode
+    assert live, "no change near the page: the test would check nothing"
+    assert {d: acted[d] for d in quiet} == quiet
+
+
+def test_the_agents_own_change_is_stamped_when_it_made_it() -> None:
+    import srezero
+
+    env = srezero.make("inc-003", 1)
+    env.reset()
+    env.step("get_alerts()")
+    began = env.world.now
+    env.step('set_config("web_server", "db_retries", 1)')
+    mine = [c for c in env.world.changes if c.author == "you (on-call)"]
+    assert len(mine) == 1 and mine[0].at == began
