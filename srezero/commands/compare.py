@@ -11,6 +11,7 @@ import click
 @click.option("--json", "as_json", is_flag=True, help="print the comparison as JSON")
 @click.option("--top", default=5, show_default=True, type=click.IntRange(min=0),
               help="tasks with the largest differences to list each way")
+
 def compare_cmd(a: str, b: str, as_json: bool, top: int) -> None:
     """Compare agent A with agent B, each given as RUN_DIR:AGENT (or RUN_DIR when it holds one agent).
 
@@ -49,8 +50,9 @@ def compare_cmd(a: str, b: str, as_json: bool, top: int) -> None:
 
         click.secho(f"warning: A ran with {cap(cap_a)} and B with {cap(cap_b)}, so the agents did not have the same "
                     "steps: the difference may come from the cap, not the agents", fg="yellow", err=True)
-    ci_m = f"95% CI [{m['lo']:+.1f}, {m['hi']:+.1f}]" if m["lo"] is not None else "95% CI n/a"
-    ci_s = f"95% CI [{100 * s['lo']:+.0f}%, {100 * s['hi']:+.0f}%]" if s["lo"] is not None else "95% CI n/a"
+    ci_m = f"95% CI [{_signed(m['lo'], 1)}, {_signed(m['hi'], 1)}]" if m["lo"] is not None else "95% CI n/a"
+    ci_s = (f"95% CI [{_signed(100 * s['lo'], 0)}%, {_signed(100 * s['hi'], 0)}%]" if s["lo"] is not None
+            else "95% CI n/a")
     click.echo(f"marks     A {m['a']:6.1f}   B {m['b']:6.1f}   A - B {m['diff']:+6.1f}  {ci_m}")
     click.echo(f"success   A {100 * s['a']:5.0f}%   B {100 * s['b']:5.0f}%   A - B {100 * s['diff']:+5.0f}%  {ci_s}")
     click.echo(f"tasks: A higher on {result['wins']}, the same on {result['ties']}, lower on {result['losses']}")
@@ -62,3 +64,14 @@ def compare_cmd(a: str, b: str, as_json: bool, top: int) -> None:
         for label, rows in (("A ahead most", best), ("B ahead most", worst)):
             if rows:
                 click.echo(f"{label}: " + ", ".join(f"{p['task']} ({p['diff']:+.1f})" for p in rows))
+
+
+def _signed(x: float, digits: int) -> str:
+    """``x`` with its sign; a bound that rounds to zero keeps more digits (up to 4), so "-0%" (which side of
+    zero is it?) reads "-0.4%" and "+0.0" reads "+0.03"."""
+    text = f"{x:+.{digits}f}"
+    extra = 0
+    while x != 0 and float(text) == 0 and extra < 4:
+        extra += 1
+        text = f"{x:+.{digits + extra}f}"
+    return text

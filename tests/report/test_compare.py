@@ -140,3 +140,13 @@ def test_the_interval_depends_on_the_data_not_on_names_or_order(tmp_path: Path) 
     assert a["marks"]["lo"] > 0  # the quoted verdict: runbook is better
     assert (renamed["marks"]["lo"], renamed["marks"]["hi"]) == (a["marks"]["lo"], a["marks"]["hi"])
     assert (swapped["marks"]["lo"], swapped["marks"]["hi"]) == pytest.approx((-a["marks"]["hi"], -a["marks"]["lo"]))
+
+
+@pytest.mark.parametrize(("x", "digits", "shown"), [
+    (-0.4, 0, "-0.4"), (-0.004, 0, "-0.004"), (0.03, 1, "+0.03"), (0.0, 1, "+0.0"), (12.34, 1, "+12.3"), (-0.6, 0, "-1"),
+])
+def test_an_interval_bound_near_zero_says_which_side_it_is_on(x: float, digits: int, shown: str) -> None:
+    """The reference comparison printed "95% CI [-0%, +17%]": is the lower bound below zero or not?"""
+    from srezero.commands.compare import _signed
+
+    assert _signed(x, digits) == shown
