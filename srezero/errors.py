@@ -10,7 +10,10 @@ load the registry first. The CLI prints it as one ``Error:`` line.
 from __future__ import annotations
 
 import difflib
+import json
+import math
 from collections.abc import Iterable
+from typing import Any
 
 
 class DeclarationError(Exception):
@@ -34,3 +37,18 @@ def did_you_mean(word: str, options: Iterable[str], n: int = 2, cutoff: float = 
     if not close:
         return ""
     return f"; did you mean {close[0] if len(close) == 1 else ', '.join(close[:-1]) + ' or ' + close[-1]}?"
+
+
+def toml_literal(value: Any) -> str:
+    """A value as the task file spells it (``true``, ``"2"``, ``nan``), not as Python does (``True``, ``'2'``)."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, str):
+        return json.dumps(value, ensure_ascii=False)
+    if isinstance(value, float) and not math.isfinite(value):
+        return "nan" if value != value else ("inf" if value > 0 else "-inf")
+    if isinstance(value, dict):
+        return "{ " + ", ".join(f"{k} = {toml_literal(v)}" for k, v in value.items()) + " }" if value else "{}"
+    if isinstance(value, list | tuple):
+        return "[" + ", ".join(toml_literal(v) for v in value) + "]"
+    return repr(value)

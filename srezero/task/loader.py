@@ -11,6 +11,7 @@ with ``gen:`` are generated variants, decoded by :func:`srezero.task.generate.va
 from __future__ import annotations
 
 import functools
+import math
 import os
 import re
 import tomllib
@@ -20,7 +21,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from srezero.errors import did_you_mean, near_misses
+from srezero.errors import did_you_mean, near_misses, toml_literal
 from srezero.task.spec import TaskInfo, TaskSpec
 
 
@@ -138,19 +139,28 @@ def parse_data(data: dict, path: str | Path = "<data>") -> TaskSpec:
                     problems.append((_field(loc + sub), msg))
                 continue
             msg = text
-            if err["type"] == "extra_forbidden":
+            given = err.get("input")
+            if isinstance(given, float) and not math.isfinite(given):  # nan fails every range check: say so
+                msg = f"must be a finite number, not {toml_literal(given)}"
+            elif err["type"] in ("model_type", "model_attributes_type") and loc[:1] == ("faults",):
+                msg = ("each fault is a table: write it under its own [[faults]] header, e.g. "
+                       '[[faults]] then primitive = "bad_config" on the next line')
+            elif err["type"] in ("model_type", "model_attributes_type"):
+                msg = (f"must be a table: write it under its own [{_field(loc)}] header, with one field per line "
+                       f"(got {toml_literal(given)})")
+            elif err["type"] == "extra_forbidden":
                 name, known = str(loc[-1]), _fields_at(loc[:-1])
                 close = near_misses(name, known)
                 close = close or [a for a in (_ALIASES.get(name),) if a in known]
                 msg = (f"unknown field; did you mean {' or '.join(close)}? (see docs/writing-tasks.md)" if close
                        else "unknown field (check the spelling; see docs/writing-tasks.md)")
             elif err["type"] in _TYPE_HINTS:
-                msg = f"{text} ({_TYPE_HINTS[err['type']]}; got {err.get('input')!r})"
+                msg = f"{text} ({_TYPE_HINTS[err['type']]}; got {toml_literal(given)})"
             elif err["type"] == "missing":
                 msg = "required field is missing"
             elif err["type"] == "dict_type":
                 example = _TABLE_EXAMPLES.get(str(loc[-1]) if loc else "", "name = { key = value }")
-                msg = f"must be a table: write an inline table, e.g. {example} (got {err.get('input')!r})"
+                msg = f"must be a table: write an inline table, e.g. {example} (got {toml_literal(given)})"
             elif err["type"] in ("tuple_type", "list_type") and loc[:1] == ("faults",):
                 msg = "faults must be an array of tables: write each fault under its own [[faults]] header"
             elif err["type"] in ("tuple_type", "list_type"):
@@ -165,9 +175,19 @@ def parse_data(data: dict, path: str | Path = "<data>") -> TaskSpec:
 def load_file(path: str | Path) -> TaskSpec:
     p = Path(path)
     try:
-        text = p.read_text(encoding="utf-8")
+        data = p.read_bytes()
     except OSError as exc:
-        raise TaskFileError(p, [("(file)", f"cannot read: {exc.strerror}")]) from None
+        what = "a directory, not a task file" if p.is_dir() else f"cannot read: {exc.strerror}"
+        raise TaskFileError(p, [("(file)", what)]) from None
+    if data.startswith(b"\xef\xbb\xbf"):  # what some Windows editors save: TOML allows no byte-order mark
+        raise TaskFileError(p, [("(file)", "starts with a UTF-8 byte-order mark, which TOML does not allow; save "
+                                           "it as UTF-8 without a BOM")])
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = data.count(b"\n", 0, exc.start) + 1
+        raise TaskFileError(p, [("(file)", f"not UTF-8 (byte 0x{data[exc.start]:02x} on line {line}); save it as "
+                                           "UTF-8")]) from None
     try:
         spec = parse_text(text, p)
     except TaskFileError as exc:  # report a misnamed file in this round too, not after the rest is fixed
@@ -225,7 +245,7 @@ def get_task(task_id: str, extra: tuple[str, ...] = ()) -> TaskSpec:
     if task_id.endswith(".toml"):
         p = Path(task_id)
         if not p.is_file():
-            raise TaskFileError(p, [("(file)", "no such task file")])
+            raise TaskFileError(p, [("(file)", "a directory, not a task file" if p.is_dir() else "no such task file")])
         return _load_cached(str(p.resolve()), p.stat().st_mtime)
     if task_id.startswith("gen:"):
         from srezero.task.generate import variant

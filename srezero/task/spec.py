@@ -22,7 +22,7 @@ from pydantic import (
     model_validator,
 )
 
-from srezero.errors import did_you_mean
+from srezero.errors import did_you_mean, toml_literal
 
 Difficulty = Literal["easy", "medium", "hard"]
 Split = Literal["dev", "test", "private", "generated"]
@@ -173,7 +173,7 @@ class FaultSpec(_Model):
                 problems.append(f"@params.{name}: must be one of {list(p.choices)}, got {value!r}")
             elif p.lo is not None or p.hi is not None:
                 if not isinstance(value, int | float) or isinstance(value, bool):
-                    problems.append(f"@params.{name}: must be a number (write a number, without quotes; got {value!r})")
+                    problems.append(f"@params.{name}: must be a number (write a number, without quotes; got {toml_literal(value)})")
                 elif (p.lo is not None and value < p.lo) or (p.hi is not None and value > p.hi):
                     problems.append(f"@params.{name}: {value} is outside its range [{p.lo}, {p.hi}]")
         if problems:  # all of them at once; the loader splits them into one line per field
@@ -202,7 +202,7 @@ class FaultSpec(_Model):
 
 class NoiseSpec(_Model):
     profile: Literal["quiet", "default", "noisy"] = Field("default", description="ambient noise level")
-    extra: dict[str, int] = Field(default_factory=dict, description="extra noise items by name, with counts")
+    extra: dict[str, StrictInt] = Field(default_factory=dict, description="extra noise items by name, with counts")
 
     @field_validator("extra")
     @classmethod
@@ -314,7 +314,7 @@ class TaskSpec(_Model):
     traffic: TrafficSpec = TrafficSpec()
     faults: tuple[FaultSpec, ...] = ()
     noise: NoiseSpec = NoiseSpec()
-    distractors: dict[str, int] = Field(default_factory=dict, description="noise items placed as red herrings")
+    distractors: dict[str, StrictInt] = Field(default_factory=dict, description="noise items placed as red herrings")
     budget: BudgetSpec = BudgetSpec()
     alert: AlertSpec = AlertSpec()
     slo: SLOSpec = SLOSpec()

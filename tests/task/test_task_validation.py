@@ -57,7 +57,7 @@ CASES = [
     ("param-unknown", "", "", "[[faults]]\nprimitive = 'latent_sector_errors'\ntarget = 'disk(database.primary)'\n"
      "params = { rate = 0.1 }", "faults[1].params.rate", "has no parameter 'rate'"),
     ("param-type", "", "", "[[faults]]\nprimitive = 'latent_sector_errors'\ntarget = 'disk(database.primary)'\n"
-     "params = { read_error_rate = 'high' }", "faults[1].params.read_error_rate", "must be a number (write a number, without quotes; got 'high')"),
+     "params = { read_error_rate = 'high' }", "faults[1].params.read_error_rate", 'must be a number (write a number, without quotes; got "high")'),
     ("at-negative", "", "at = -5", "", "faults[0].at", "greater than or equal to 0"),
     ("faults-as-table", "", "", "", "faults", "array of tables"),
     ("unknown-noise", "", "", "[noise]\nextra = { gremlins = 1 }", "noise.extra.gremlins",
@@ -81,8 +81,16 @@ CASES = [
     ("all-silent", "", "visible = false", "", "faults", "every fault has visible = false"),
     ("quoted-bool", "", "visible = 'yes'", "", "faults[0].visible", "write true or false, without quotes"),
     ("int-as-bool", "", "visible = 0", "", "faults[0].visible", "valid boolean"),
-    ("quoted-number", "", "at = '60'", "", "faults[0].at", "write a number, without quotes; got '60'"),
+    ("quoted-number", "", "at = '60'", "", "faults[0].at", 'write a number, without quotes; got "60"'),
     ("float-steps", "", "", "[budget]\nsteps = 40.5", "budget.steps", "write a whole number"),
+    # counts keep their TOML types, as every other number does (a review found "1" and true accepted)
+    ("distractor-quoted-count", "", "", "[distractors]\nbenign_deploy = '1'", "distractors.benign_deploy",
+     'write a whole number, without quotes; got "1"'),
+    ("noise-bool-count", "", "", "[noise]\nextra = { latency_blip = true }", "noise.extra.latency_blip",
+     "write a whole number, without quotes; got true"),
+    ("at-nan", "", "at = nan", "", "faults[0].at", "must be a finite number, not nan"),
+    ("alert-not-table", "alert = 'HighErrorRate'", "", "", "alert",
+     'must be a table: write it under its own [alert] header, with one field per line (got "HighErrorRate")'),
     ("tags-not-list", "tags = 'kernel'", "", "", "tags", 'must be a list, e.g. ["kernel"]'),
     ("typo-hint", "dificulty = 'easy'", "", "", "dificulty", "did you mean difficulty?"),
     ("alias-hint", "", "onset = 60", "", "faults[0].onset", "did you mean at?"),
@@ -267,3 +275,30 @@ def test_validate_and_show_print_the_difficulty_points(tmp_path: Path) -> None:
     res = CliRunner().invoke(cli, ["task", "show", "inc-013", "--spoilers"])
     assert "difficulty medium: 4 complexity point(s)" in res.output
     assert "complexity" not in CliRunner().invoke(cli, ["task", "show", "inc-013"]).output
+
+
+@pytest.mark.parametrize(("data", "problem"), [
+    ('id = "enc"\ntitle = "caf\xe9"\n'.encode("latin-1"), "not UTF-8 (byte 0xe9 on line 2); save it as UTF-8"),
+    (b"\xef\xbb\xbf" + GOOD.format(id="enc", top="", fault="", rest="").encode(), "starts with a UTF-8 byte-order mark"),
+])
+def test_a_file_that_is_not_plain_utf8_is_named_not_a_traceback(tmp_path: Path, data: bytes, problem: str) -> None:
+    path = tmp_path / "enc.toml"
+    path.write_bytes(data)
+    (result,), _ = validate_paths([path])
+    assert [(p.field, problem in p.message) for p in result[2]] == [("(file)", True)], result[2]
+
+
+def test_faults_written_as_a_list_of_names_say_how_to_write_a_fault(tmp_path: Path) -> None:
+    path = tmp_path / "flat.toml"
+    text = GOOD.format(id="flat", top='faults = ["bad_config"]', fault="", rest="")
+    path.write_text(text[: text.index("[[faults]]")])
+    (result,), _ = validate_paths([path])
+    assert any(p.field == "faults[0]" and "under its own [[faults]] header" in p.message for p in result[2]), result[2]
+
+
+def test_a_directory_named_like_a_task_file_is_called_a_directory(tmp_path: Path) -> None:
+    import srezero
+
+    (tmp_path / "d.toml").mkdir()
+    with pytest.raises(ValueError, match="a directory, not a task file"):
+        srezero.get_task(str(tmp_path / "d.toml"))
