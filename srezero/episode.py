@@ -149,6 +149,9 @@ class Episode:
         #: return equals the discounted sparse return whatever the gamma (with 1, the rewards sum to marks/100)
         self.gamma = float(gamma)
         self._tools: dict[str, ToolSpec] = load_tools()
+        #: let a tool's own exception propagate with its traceback (``srezero run --traceback``: a tool
+        #: author's debugging); by default it is the agent's "internal error" and result["internal_errors"]
+        self.raise_tool_errors = False
         self.world: World | None = None
         self.result: dict[str, Any] | None = None
         self.trajectory: list[dict[str, Any]] = []
@@ -231,6 +234,8 @@ class Episode:
             error = str(exc)
             tool_name = tool_name or exc.tool
         except Exception as exc:  # a tool bug must never crash an episode or leak internals to the agent
+            if self.raise_tool_errors:
+                raise
             error = f"internal error in {tool_name or 'the action'}; nothing was applied"
             st.internal_errors.append(f"{type(exc).__name__}: {exc}")
         if error is not None:

@@ -191,3 +191,19 @@ def test_play_takes_the_task_as_run_does_or_positionally(tmp_path) -> None:
     assert res.exit_code == 2 and "which task?" in res.output
     res = CliRunner().invoke(cli, ["play", "inc-001", "--task", "inc-002"])
     assert res.exit_code == 2 and "two tasks given" in res.output
+
+
+def test_a_tool_that_raises_is_named_to_whoever_runs_it_and_traceback_shows_where(monkeypatch) -> None:
+    """A tool author's bug reached the agent as "internal error in <tool>"; `run` said nothing more, and
+    --traceback did not show it either."""
+    from srezero.tools.registry import load_tools
+
+    def broken(ctx, **args):
+        raise AttributeError("'Node' object has no attribute 'cpu_usedx'")
+
+    monkeypatch.setattr(load_tools()["get_alerts"], "fn", broken)
+    res = CliRunner().invoke(cli, ["run", "--task", "inc-001", "--agent", "oracle", "--seed", "0", "--quiet"])
+    assert res.exit_code == 0, res.output
+    assert "warning: 1 tool call(s) raised inside the tool" in res.output and "cpu_usedx" in res.output
+    res = CliRunner().invoke(cli, ["run", "--task", "inc-001", "--agent", "oracle", "--seed", "0", "--traceback"])
+    assert isinstance(res.exception, AttributeError) and "cpu_usedx" in str(res.exception)

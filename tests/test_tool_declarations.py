@@ -59,3 +59,34 @@ def test_an_argument_without_a_description_is_refused() -> None:
             _ = TOOLS["bare_probe"].schema
     finally:
         TOOLS.pop("bare_probe", None)
+
+
+@pytest.mark.parametrize(("kind", "cost", "problem"), [
+    ("reed", 5, "kind 'reed' is not one of read, write, submit"),  # its reads would never count as evidence
+    ("read", -5, "cost_s must be the simulated seconds a call takes (0 or more), not -5"),  # time would run back
+    ("read", float("nan"), "not nan"),
+])
+def test_a_tool_of_an_unknown_kind_or_impossible_cost_is_refused(kind: str, cost: float, problem: str) -> None:
+    with pytest.raises(DeclarationError, match=problem.replace("(", r"\(").replace(")", r"\)")):
+        tool(kind, cost)  # type: ignore[arg-type]
+
+
+def test_srezero_tools_checks_every_declaration_before_listing() -> None:
+    """Plain `srezero tools` listed a tool whose argument had no description, and exited 0."""
+    from click.testing import CliRunner
+
+    from srezero.cli import cli
+
+    load_tools()
+
+    @tool("read", 5, target_arg="node")
+    def bare_probe2(ctx, node: str) -> ToolOutput:  # pragma: no cover
+        """Probe a node (test tool)."""
+        return ToolOutput(node)
+
+    try:
+        res = CliRunner().invoke(cli, ["tools"])  # main() prints a DeclarationError as one line
+        assert isinstance(res.exception, DeclarationError) and "argument 'node' has no description" in str(
+            res.exception) and "bare_probe2" not in res.output, res.output
+    finally:
+        TOOLS.pop("bare_probe2", None)

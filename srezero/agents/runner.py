@@ -41,8 +41,9 @@ def run_episode(env: Episode, agent: Any, seed: int, max_steps: int | None = Non
     stage = "env"
     try:
         obs, _ = env.reset(seed=seed)
+        specs = env.tool_specs()  # the environment's: a broken tool declaration is no agent's error
         stage = "agent"
-        agent.reset(env.briefing, agent_seed(seed), env.tool_specs())  # never the world's seed
+        agent.reset(env.briefing, agent_seed(seed), specs)  # never the world's seed
         if getattr(agent, "wants_ground_truth", False):
             agent.bind_oracle(env.oracle_plan())
         limit = max_steps if max_steps is not None else env.spec.budget.steps + 5

@@ -34,7 +34,8 @@ from srezero.errors import DeclarationError
 @click.option("--replay", "replay_path", type=click.Path(exists=True),
               help="for the replay agent: a record file, an action file or a run directory (or SREZERO_REPLAY)")
 @click.option("--traceback", "show_traceback", is_flag=True,
-              help="let an agent's or the environment's exception propagate with its traceback (nothing is recorded then)")
+              help="let an agent's, a tool's or the environment's exception propagate with its traceback (nothing "
+                   "is recorded then)")
 @click.option("--backend", type=click.Choice(["sim", "k8s"]), default="sim", show_default=True,
               help="sim: the simulator; k8s: a live Kubernetes namespace (docs/kubernetes.md)")
 @click.option("--namespace", help="k8s: the namespace to work in")
@@ -122,7 +123,9 @@ def _run_sim(task_id: str, dirs: tuple[str, ...], seed: int, agent, show_traceba
         from srezero.agents.runner import run_episode
         from srezero.episode import Episode
 
-        record = run_episode(Episode(spec, seed), agent.create(), seed)
+        env = Episode(spec, seed)
+        env.raise_tool_errors = True  # a tool's bug too, with the traceback that shows where
+        record = run_episode(env, agent.create(), seed)
         # the fields episode_record adds (it runs with failures caught, so it cannot be used here)
         record.update({"schema": rec.SCHEMA, "agent": agent.label, "agent_name": agent.name,
                        "task_hash": rec.task_hash(spec)})
@@ -148,6 +151,11 @@ def _print_sim(record: dict, quiet: bool) -> None:
                 f"wrong_fixes={r['wrong_fixes']}", bold=True)
     for reason in r["mitigation"]["reasons"]:
         click.echo(f"  not mitigated: {reason}")
+    bugs = r.get("internal_errors") or []
+    if bugs:  # the agent saw only "internal error in <tool>"; whoever runs it needs the exception
+        click.secho(f"warning: {len(bugs)} tool call(s) raised inside the tool (a bug in srezero or in an added "
+                    f"tool, counted as the agent's invalid actions): {'; '.join(bugs[:3])}"
+                    f"{' ...' if len(bugs) > 3 else ''}; rerun with --traceback to see where", fg="yellow", err=True)
 
 
 def _note_forced_page(task_id: str, dirs: tuple[str, ...], seed: int) -> None:

@@ -21,6 +21,7 @@ def tools_cmd(as_json: bool, markdown: bool) -> None:
     if as_json:
         sys.stdout.write(orjson.dumps(tool_specs(), option=orjson.OPT_INDENT_2).decode() + "\n")
         return
+    tool_specs()  # every declaration checked (argument descriptions, schemas) before anything is listed
     for t in load_tools().values():
         click.echo(f"{t.kind:6} {t.cost_s:>4.0f}s  {t.signature()}")
         click.echo(f"              {t.description}")

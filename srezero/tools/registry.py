@@ -268,6 +268,11 @@ def tool(kind: Kind, cost_s: float, target_arg: str | None = None
     fault's entity there when it reads a signal (see :func:`target_arg`).
     """
 
+    if kind not in typing.get_args(Kind):  # a typo would silently keep a read from counting as evidence
+        raise DeclarationError(f"@tool kind {kind!r} is not one of {', '.join(typing.get_args(Kind))}")
+    if not isinstance(cost_s, int | float) or isinstance(cost_s, bool) or not 0 <= cost_s < float("inf"):
+        raise DeclarationError(f"@tool cost_s must be the simulated seconds a call takes (0 or more), not {cost_s!r}")
+
     def deco(fn: Callable[..., ToolOutput]) -> Callable[..., ToolOutput]:
         doc = inspect.getdoc(fn) or ""
         description = doc.split("\n\n")[0].replace("\n", " ").strip()
