@@ -207,3 +207,10 @@ def test_a_tool_that_raises_is_named_to_whoever_runs_it_and_traceback_shows_wher
     assert "warning: 1 tool call(s) raised inside the tool" in res.output and "cpu_usedx" in res.output
     res = CliRunner().invoke(cli, ["run", "--task", "inc-001", "--agent", "oracle", "--seed", "0", "--traceback"])
     assert isinstance(res.exception, AttributeError) and "cpu_usedx" in str(res.exception)
+
+
+def test_an_unknown_task_id_suggests_the_padded_id_and_how_to_add_ones_own() -> None:
+    res = CliRunner().invoke(cli, ["run", "--task", "inc-01", "--agent", "random", "--seed", "0"])
+    assert res.exit_code != 0 and "did you mean inc-001?" in res.output and "--tasks-dir" in res.output
+    res = CliRunner().invoke(cli, ["play"])
+    assert "srezero tasks --no-spoilers" in res.output  # a student must not be sent to the titles that name causes

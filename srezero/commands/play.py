@@ -38,7 +38,8 @@ def play_cmd(task_id: str | None, task_opt: str | None, seed: int, dirs: tuple[s
         raise click.UsageError(f"two tasks given ({task_id} and --task {task_opt}): give one")
     task_id = task_id or task_opt
     if not task_id:
-        raise click.UsageError("which task? e.g. srezero play inc-001 (srezero tasks lists them)")
+        raise click.UsageError("which task? e.g. srezero play inc-001 (`srezero tasks --no-spoilers` lists them without giving "
+                               "away their causes)")
     from srezero.task.validate import check_builds
 
     try:

@@ -253,9 +253,12 @@ def get_task(task_id: str, extra: tuple[str, ...] = ()) -> TaskSpec:
         return variant(task_id)
     idx = _index(extra)
     if task_id not in idx:
-        hint = did_you_mean(task_id, idx, n=3) or "; run `srezero tasks` to list them"
+        # a number written short (inc-01, inc-1) means the zero-padded id, which string likeness ranks low
+        padded = re.sub(r"(\d+)$", lambda m: m.group(1).zfill(3), task_id)
+        hint = (f"; did you mean {padded}?" if padded != task_id and padded in idx else did_you_mean(task_id, idx, n=3)
+                ) or "; `srezero tasks --no-spoilers` lists them"
         raise UnknownTaskError(f"unknown task {task_id!r}{hint} (a task of your own: give the path to its .toml "
-                               "file, or put its directory on SREZERO_TASKS_PATH)")
+                               "file, or its directory with --tasks-dir or on SREZERO_TASKS_PATH)")
     p = idx[task_id]
     return _load_cached(str(p), p.stat().st_mtime)
 
