@@ -51,7 +51,7 @@ QUESTION_WORDS = {
 GATE_WORDS = {
     "no_claims": "nothing (or only 'none') was claimed, but something was broken",
     "low_precision": "at most half of the components you blamed are root causes (entity precision {precision:.2f}, "
-                     f"{diag.MIN_PRECISION:g} or less): blaming as many innocents as culprits earns nothing",
+                     f"{diag.MIN_PRECISION:g} or less): blaming at least as many innocents as culprits earns nothing",
     "hedged_categories": f"one root cause was claimed under {diag.HEDGE_CATEGORIES} or more categories "
                          "(hedging earns nothing)",
     "not_submitted": "no diagnosis was submitted; this was a false alarm, and the right answer was an empty diagnosis "
@@ -275,6 +275,31 @@ def end_reason(env: Episode, result: dict[str, Any]) -> str:
                   "you stopped before resolve() (quit or end of input); it counts as truncated, not resolved")
 
 
+def victim_words(env: Episode, entity: str) -> str:
+    """Why a claim counted as blaming a victim: a setting the service does not have (a typo that fell back
+    on the service), a service that runs on the broken node or disk, or one downstream of the cause."""
+    from srezero.errors import near_misses
+    from srezero.scoring.naming import norm, service_of
+
+    w = env.world
+    e = norm(entity)
+    svc, _, key = e.partition(".")
+    if key and svc in w.services and key not in w.services[svc].config and key not in ("primary", "replica"):
+        close = near_misses(key, sorted(w.services[svc].config), n=1)
+        hint = f" (did you mean {close[0]}?)" if close else ""
+        return (f"{svc} has no setting {key!r}{hint}, so the claim counted as blaming {svc} itself, "
+                "a victim (it suffered downstream of the root cause)")
+    service = service_of(w, e)
+    hosts = {r.node.name for r in w.services[service].replicas} if service in w.services else set()
+    for rc in env.ground_truth():
+        node = rc["entity"].split("/", 1)[0]
+        if node in hosts and node in w.topo.node_by_name:
+            return (f"a victim, not a cause: it runs on {node}, where the fault is ({rc['entity']}); a fault in a "
+                    "node, its disk or its kernel is named by the node or the disk (node/device), not by the "
+                    "service on it")
+    return "a victim, not a cause (it suffered downstream of the root cause)"
+
+
 def diagnosis_lines(env: Episode, result: dict[str, Any]) -> list[str]:
     """The diagnosis: what was claimed, the score and, in words, why it was not full."""
     d = result["diagnosis"]
@@ -298,7 +323,7 @@ def diagnosis_lines(env: Episode, result: dict[str, Any]) -> list[str]:
                    "(naming where, without knowing what, is not a diagnosis)")
     distractors = set(d.get("distractor_claims") or [])
     for e in d.get("victim_claims") or []:
-        out.append(f"  {e}: a victim, not a cause (it suffered downstream of the root cause)")
+        out.append(f"  {e}: {victim_words(env, e)}")
     false_alarm = bool(result.get("no_fault"))
     for e in d.get("healthy_claims") or []:
         if false_alarm:  # something may have happened there (a blip), but nothing was broken

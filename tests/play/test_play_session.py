@@ -398,3 +398,28 @@ def test_piped_session_echoes_and_says_how_to_replay(tmp_path: Path) -> None:
     assert "srezero> get_alerts()\n" in out.output and "srezero> resolve()\n" in out.output
     assert f"SREZERO_REPLAY={rec} srezero run --task {TASK} --agent replay --seed 3" in out.output
     assert f"srezero report {rec}" in out.output
+
+
+def _debrief_of(task: str, seed: int, lines: list[str]) -> str:
+    env = srezero.make(task, seed)
+    s = PlaySession(env, seed)
+    s.start()
+    for line in lines:
+        s.handle(line)
+    return " ".join(debrief.render(env, env.result, []).split())
+
+
+def test_a_misspelt_setting_is_not_called_a_victim_that_suffered_downstream() -> None:
+    text = _debrief_of("inc-003", 5, ['submit_diagnosis(root_causes=[{"entity": "web_server.db_retrys", '
+                                      '"category": "misconfiguration", "detail": "x"}])', "resolve()"])
+    assert "web_server has no setting 'db_retrys' (did you mean db_retries?)" in text
+
+
+def test_blaming_the_service_on_a_broken_disk_says_to_name_the_node_or_disk() -> None:
+    env = srezero.make("inc-002", 2)
+    env.reset()
+    disk = env.ground_truth()[0]["entity"]
+    text = _debrief_of("inc-002", 2, ['submit_diagnosis(root_causes=[{"entity": "database", "category": "hardware", '
+                                      '"detail": "disk errors"}])', "resolve()"])
+    assert f"it runs on {disk.split('/')[0]}, where the fault is ({disk})" in text
+    assert "at least as many innocents as culprits" in text  # zero culprits named: "as many" was wrong
