@@ -275,6 +275,28 @@ def end_reason(env: Episode, result: dict[str, Any]) -> str:
                   "you stopped before resolve() (quit or end of input); it counts as truncated, not resolved")
 
 
+def scope_hint(env: Episode, signal: str) -> str:
+    """Why a read the player did make did not count for a missed signal: it was not aimed at the signal's
+    entity (unscoped, or at another one). "" when the player never made that read at all."""
+    from srezero.play.words import _SIGNAL
+    from srezero.tools.registry import load_tools
+
+    m = _SIGNAL.match(signal)
+    spec = load_tools().get(m.group("tool")) if m else None
+    if m is None or spec is None or spec.target_arg is None:
+        return ""
+    entity = (m.group("inside") or "").split(",")[0].strip()
+    steps = [t for t in env.trajectory if t.get("tool") == spec.name and t.get("ok")]
+    if not steps or entity in ("", "*"):
+        return ""
+    unscoped = [t["step"] for t in steps if not (t.get("args") or {}).get(spec.target_arg)]
+    if unscoped:
+        return (f" (your {spec.name} at step {unscoped[0]} was not aimed at any one target; only a read aimed at "
+                f"{entity}, e.g. {spec.name}({spec.target_arg}=\"{entity}\"), counts for it)")
+    others = sorted({str(t["args"][spec.target_arg]) for t in steps})
+    return f" (you ran {spec.name} on {', '.join(others)}, not on {entity})"
+
+
 def victim_words(env: Episode, entity: str) -> str:
     """Why a claim counted as blaming a victim: a setting the service does not have (a typo that fell back
     on the service), a service that runs on the broken node or disk, or one downstream of the cause."""
@@ -460,14 +482,16 @@ def render(env: Episode, result: dict[str, Any], hints: list[dict[str, Any]], st
 
     section("Evidence")
     out += [s.dim(x) for x in fit("A signal counts when you made that read on that entity (the service itself, one of "
-                                  "its replicas, or a pod on that node; the consoles and the alerts count anywhere) "
+                                  "its replicas, or a pod on that node; the alerts, the topology, the change history and the consoles "
+                                  "count anywhere) "
                                   "and what you were shown contained the text, at a time when it showed. <n> stands "
                                   "for a number.", 2)]
     ev = result.get("evidence") or {}
     for item in ev.get("found", []):
         out += _paint_first(fit(f"found  {plain_signal(item)}", 2, 7), "found ", s.green("found "))
     for item in ev.get("missed", []):
-        out += _paint_first(fit(f"missed {plain_signal(item)}", 2, 7), "missed", s.red("missed"))
+        out += _paint_first(fit(f"missed {plain_signal(item)}{scope_hint(env, item)}", 2, 7), "missed",
+                            s.red("missed"))
 
     section("What your actions did to the system")
     writes = result.get("writes") or []

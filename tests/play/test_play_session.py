@@ -423,3 +423,14 @@ def test_blaming_the_service_on_a_broken_disk_says_to_name_the_node_or_disk() ->
                                       '"detail": "disk errors"}])', "resolve()"])
     assert f"it runs on {disk.split('/')[0]}, where the fault is ({disk})" in text
     assert "at least as many innocents as culprits" in text  # zero culprits named: "as many" was wrong
+
+
+def test_a_missed_signal_says_when_the_read_was_made_but_not_aimed_at_its_entity() -> None:
+    """A student who ran get_status() and saw CrashLoopBackOff was told only "missed": it read as "you
+    never looked"."""
+    text = _debrief_of("inc-001", 4, ["get_status()", 'search_logs("web_server")', "resolve()"])
+    assert "your get_status at step 1 was not aimed at any one target" in text
+    assert 'get_status(service="worker"), counts for it' in text
+    assert "you ran search_logs on web_server, not on worker" in text
+    after = text.split('the config of worker showing "env.DATABASE_URL" [get_config]')[1]
+    assert not after.startswith(" (")  # never read at all: nothing to explain
