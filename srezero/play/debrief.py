@@ -332,7 +332,7 @@ def diagnosis_lines(env: Episode, result: dict[str, Any]) -> list[str]:
         out.append("  an empty diagnosis (no fault)" if submitted else "  (none submitted)")
     for c in claims:
         out.append(f"  claimed {c.get('entity')} [{c.get('category')}]: {c.get('detail', '')}")
-    out.append(f"  score {d['score']:.2f} (entity precision {d.get('precision', 0):.2f}, "
+    out.append(f"  score {d['score']:.3g} (entity precision {d.get('precision', 0):.2f}, "
                f"recall {d.get('recall', 0):.2f}): the share of {len(diag.QUESTIONS)} checklist questions answered yes")
     gate = d.get("gate")
     if gate == "no_claims" and not submitted:
@@ -442,7 +442,7 @@ def render(env: Episode, result: dict[str, Any], hints: list[dict[str, Any]], st
     painted = s.green(verdict, "bold") if result["success"] else s.yellow(verdict, "bold")
     out += _paint_first(summary, verdict.replace(" ", NBSP), painted)
     reason = end_reason(env, result)
-    head = f"Ended after {result['steps']} steps and {result['sim_seconds'] / 60:.1f} simulated minutes: "
+    head = f"Ended after {result['steps']} step{'' if result['steps'] == 1 else 's'} and {result['sim_seconds'] / 60:.1f} simulated minutes: "
     ended = fit(f"{head}{reason}.", 0, 2)
     if result.get("truncated"):  # the reason in yellow: wrap first, then paint (codes have no width)
         start = len(head) if ended[0].startswith(head) else len(ended[0])

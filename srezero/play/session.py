@@ -119,7 +119,7 @@ class PlaySession:
                 return Reply(self.help(rest), "help")
             if command == "hint":
                 return self.hint(rest)
-            return Reply(f"PAGE: {self.env.briefing.page}", "info")
+            return Reply(f"PAGE {self.env.world.stamp(self.env.t0)}: {self.env.briefing.page}", "info")
         self.quit_requested = False
         return self.act(line)
 
@@ -180,7 +180,8 @@ class PlaySession:
         # words after "hint" ("hint please") still mean the next hint; a number means that hint
         wanted = int(arg) if re.fullmatch(r"[+-]?\d{1,9}", arg) else None
         usage = (f"there {'is 1 hint' if total == 1 else f'are {total} hints'}; you have taken {n}. "
-                 "hint shows the next one" + (f", hint 1-{n} one you took again" if n else ""))
+                 "hint shows the next one" + ((", hint 1 the one you took again" if n == 1 else
+                                               f", hint 1-{n} one you took again") if n else ""))
         if wanted is not None and not 1 <= wanted <= total:
             return Reply(f"no hint {wanted}: {usage}", "error")
         if wanted is not None and wanted <= n:

@@ -434,3 +434,12 @@ def test_a_missed_signal_says_when_the_read_was_made_but_not_aimed_at_its_entity
     assert "you ran search_logs on web_server, not on worker" in text
     after = text.split('the config of worker showing "env.DATABASE_URL" [get_config]')[1]
     assert not after.startswith(" (")  # never read at all: nothing to explain
+
+
+def test_small_wordings_a_review_caught() -> None:
+    text = _debrief_of("inc-001", 0, ["resolve()"])
+    assert "Ended after 1 step and" in text
+    s = _session(hints=True)
+    assert s.handle("page").text.startswith(f"PAGE {s.env.world.stamp(s.env.t0)}: ")  # as the first page shows it
+    s.handle("hint")
+    assert "hint 1 the one you took again" in s.handle("hint 99").text  # not "hint 1-1 one"
