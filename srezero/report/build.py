@@ -19,6 +19,7 @@ import shutil
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import orjson
 
@@ -35,12 +36,13 @@ class Built:
     pages: int
 
 
-def write_plots(run: Run, plot_dir: Path) -> list[Path]:
-    """Render every plot into ``plot_dir`` (this is what ``--plots-only`` and plots/ use)."""
+def write_plots(run: Run, plot_dir: Path, datas: dict[str, Any] | None = None) -> list[Path]:
+    """Render every plot into ``plot_dir`` (this is what ``--plots-only`` and plots/ use); ``datas``: the
+    run's :func:`~srezero.report.plots.plot_data`, computed here when not given."""
     from srezero.report.plots import PLOTS, plot_data, render
 
     plot_dir.mkdir(parents=True, exist_ok=True)
-    datas = plot_data(run.episodes)
+    datas = datas or plot_data(run.episodes)
     return [p for spec in PLOTS for p in render(spec, datas[spec.name], plot_dir)]
 
 
@@ -56,16 +58,18 @@ def build_report(run_dir: str | Path, out_dir: str | Path, *, replay: bool = Tru
     run = run if run is not None else load_run(run_dir)
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
-    plot_files = write_plots(run, out / "plots")
+    datas = plot_data(run.episodes)  # once: the plots, data.json and both reports' breakdown tables
+    plot_files = write_plots(run, out / "plots", datas)
+    groups = D.breakdowns(run.episodes, datas)
     lb = D.leaderboard(run.episodes)
     data = {"leaderboard": lb, "coverage": D.coverage(run.episodes, run.manifest), "failures": D.failures(run.episodes),
-            "plots": plot_data(run.episodes)}
+            "plots": datas}
     (out / "data.json").write_bytes(orjson.dumps(data, option=orjson.OPT_SORT_KEYS | orjson.OPT_INDENT_2) + b"\n")
-    (out / "report.md").write_text(report_md(run, lb, PLOTS, "plots"), encoding="utf-8")
+    (out / "report.md").write_text(report_md(run, lb, PLOTS, "plots", groups), encoding="utf-8")
     (out / "assets").mkdir(exist_ok=True)
     for name in ("report.css", "report.js"):
         shutil.copyfile(ASSETS / name, out / "assets" / name)
-    _write(out / "index.html", index_page(run, lb, PLOTS, "plots"))
+    _write(out / "index.html", index_page(run, lb, PLOTS, "plots", groups))
     (out / "tasks").mkdir(exist_ok=True)
     for tid in run.tasks:
         _write(out / "tasks" / f"{safe_name(tid)}.html",

@@ -189,20 +189,22 @@ def grouped_marks(eps: list[Ep], group: Callable[[Ep], Iterable[str]], order: It
             cells.setdefault((g, e.agent), []).append(e)
     seen = sorted({g for g, _ in cells})
     groups = [g for g in order if g in seen] + [g for g in seen if g not in order]
-    stats = {}
+    stats: dict[tuple[str, str], tuple[float, float, float, int, int]] = {}  # mean, lo, hi, episodes, tasks
     for key, members in cells.items():
         tasks = [e.task_id for e in members]
-        if len(set(tasks)) > 1:
-            stats[key] = mean_ci([e.marks for e in members], key[1], "marks", f"{kind}={key[0]}", clusters=tasks)
+        k = len(set(tasks))
+        if k > 1:
+            mean, lo, hi = mean_ci([e.marks for e in members], key[1], "marks", f"{kind}={key[0]}", clusters=tasks)
         else:
-            stats[key] = (_mean(e.marks for e in members), float("nan"), float("nan"))
+            mean, lo, hi = _mean(e.marks for e in members), float("nan"), float("nan")
+        stats[key] = (mean, lo, hi, len(members), k)
 
-    def column(i: int) -> list[list[float | None]]:
-        return [[clean(stats[(g, a)][i]) if (g, a) in stats else None for a in agents] for g in groups]
+    def column(i: int, empty: float | None = None) -> list[list[Any]]:
+        return [[(clean(stats[(g, a)][i]) if i < 3 else stats[(g, a)][i]) if (g, a) in stats else empty
+                 for a in agents] for g in groups]
 
     return {"groups": groups, "agents": agents, "mean": column(0), "lo": column(1), "hi": column(2),
-            "n": [[len(cells.get((g, a), [])) for a in agents] for g in groups],
-            "tasks": [[len({e.task_id for e in cells.get((g, a), [])}) for a in agents] for g in groups]}
+            "n": column(3, 0), "tasks": column(4, 0)}
 
 
 # ---------------------------------------------------------------------------------------- plot data
@@ -280,6 +282,14 @@ def layer_data(eps: list[Ep]) -> dict[str, Any]:
 def split_data(eps: list[Ep]) -> dict[str, Any]:
     """Marks on the dev tasks (tune on these) and the test tasks (report these)."""
     return {**grouped_marks(eps, lambda e: (e.split,), ("dev", "test"), "split"), "upper_bound": upper_bounds(eps)}
+
+
+def breakdowns(eps: list[Ep], plots: dict[str, dict[str, Any]] | None = None) -> dict[str, dict[str, Any]]:
+    """The difficulty, layer and split tables the reports print, each bootstrapped once: the plots'
+    own data (``plots``, from :func:`srezero.report.plots.plot_data`) where it already holds them."""
+    plots = plots or {}
+    return {"difficulty": plots.get("marks_by_difficulty") or difficulty_data(eps),
+            "layer": plots.get("marks_by_layer") or layer_data(eps), "split": split_data(eps)}
 
 
 def ttd_ttm_data(eps: list[Ep]) -> dict[str, Any]:

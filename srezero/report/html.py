@@ -13,9 +13,8 @@ from collections.abc import Iterable, Sequence
 from typing import Any
 
 from srezero.report import data as D
-from srezero.report.compare import MIN_TASKS
 from srezero.report.load import Ep, Run, safe_name
-from srezero.report.markdown import GROUPED_NOTE
+from srezero.report.markdown import GROUPED_NOTE, grouped_ci
 
 ERROR_HOOK = """<script>
 (function () {
@@ -127,11 +126,8 @@ def grouped_html(d: dict[str, Any], label: str) -> str:
     for i, g in enumerate(d["groups"]):
         row = [(esc(g), None)]
         for j, n in enumerate(d["n"][i]):
-            lo, hi = d["lo"][i][j], d["hi"][i][j]
-            k = d["tasks"][i][j]
-            ci = ("n/a" if lo is None or hi is None else f"{lo:.1f}–{hi:.1f}") + ("*" if 1 < k < MIN_TASKS else "")
-            row.append((f'{num(d["mean"][i][j])} <span class="muted">[{ci}] ({k} t, {n} ep.)</span>'
-                        if n else "–", None))
+            row.append((f'{num(d["mean"][i][j])} <span class="muted">[{grouped_ci(d, i, j)}] '
+                        f'({d["tasks"][i][j]} t, {n} ep.)</span>' if n else "–", None))
         rows.append(row)
     return table(headers, rows)
 
@@ -159,7 +155,9 @@ def task_rows(run: Run) -> list[dict[str, Any]]:
     return out
 
 
-def index_page(run: Run, lb: list[dict[str, Any]], plot_specs: Sequence[Any], plot_dir: str) -> str:
+def index_page(run: Run, lb: list[dict[str, Any]], plot_specs: Sequence[Any], plot_dir: str,
+               groups: dict[str, dict[str, Any]] | None = None) -> str:
+    groups = groups or D.breakdowns(run.episodes)
     tasks = task_rows(run)
     agents = D.agent_order(run.episodes)
     t_headers = [("task", "task", False), ("title", "title", False), ("difficulty", "difficulty", False),
@@ -184,9 +182,8 @@ def index_page(run: Run, lb: list[dict[str, Any]], plot_specs: Sequence[Any], pl
             f"{leaderboard_html(lb)}"
             '<h2 id="breakdowns">Marks by difficulty, fault layer and split</h2>'
             f'<p class="muted">{esc(GROUPED_NOTE)} Tune an agent on the dev tasks; report the test tasks.</p>'
-            f'{grouped_html(D.difficulty_data(run.episodes), "difficulty")}'
-            f'{grouped_html(D.layer_data(run.episodes), "fault layer")}'
-            f'{grouped_html(D.split_data(run.episodes), "split")}'
+            f'{grouped_html(groups["difficulty"], "difficulty")}{grouped_html(groups["layer"], "fault layer")}'
+            f'{grouped_html(groups["split"], "split")}'
             f'<h2 id="plots">Plots</h2><div class="plots">{figs}</div>'
             '<h2 id="failures">Failure categories</h2><p class="muted">Episodes per agent in each category; '
             "an episode can fall into several.</p>"

@@ -70,6 +70,12 @@ GROUPED_NOTE = ("Each cell: mean marks, its 95% CI from a bootstrap over the gro
                 f"than {MIN_TASKS} tasks (marked *) is not a 95% interval: read it as a range, not a verdict.")
 
 
+def grouped_ci(d: dict[str, Any], i: int, j: int) -> str:
+    """The interval of breakdown cell (group ``i``, agent ``j``), starred over 2-4 tasks (see GROUPED_NOTE)."""
+    k = d["tasks"][i][j]
+    return _ci(d["lo"][i][j], d["hi"][i][j]) + ("*" if 1 < k < MIN_TASKS else "")
+
+
 def grouped_md(d: dict[str, Any], label: str) -> str:
     """Mean marks, 95% CI and size per group (rows) and agent (columns)."""
     headers = [label] + [f"{a} (upper bound)" if ub else a for a, ub in zip(d["agents"], d["upper_bound"])]
@@ -79,8 +85,7 @@ def grouped_md(d: dict[str, Any], label: str) -> str:
         for j, n in enumerate(d["n"][i]):
             k = d["tasks"][i][j]
             size = f"{k} task{'' if k == 1 else 's'}, {n} ep."
-            few = "*" if 1 < k < MIN_TASKS else ""  # see GROUPED_NOTE
-            cells.append(f"{_f(d['mean'][i][j])} [{_ci(d['lo'][i][j], d['hi'][i][j])}{few}] ({size})" if n else "–")
+            cells.append(f"{_f(d['mean'][i][j])} [{grouped_ci(d, i, j)}] ({size})" if n else "–")
         rows.append(cells)
     return md_table(headers, rows)
 
@@ -114,8 +119,11 @@ def manifest_md(run: Run) -> str:
     return "\n".join(lines)
 
 
-def report_md(run: Run, lb: list[dict[str, Any]], plot_specs: Sequence[Any], plot_dir: str) -> str:
+def report_md(run: Run, lb: list[dict[str, Any]], plot_specs: Sequence[Any], plot_dir: str,
+              groups: dict[str, dict[str, Any]] | None = None) -> str:
+    """report.md; ``groups``: :func:`srezero.report.data.breakdowns`, computed here when not given."""
     eps = run.episodes
+    groups = groups or D.breakdowns(eps)
     plots = "\n\n".join(f"### {p.title}\n\n![{p.title}]({plot_dir}/{p.name}.png)\n\n{p.caption}" for p in plot_specs)
     cov = D.coverage(eps, run.manifest)
     warnings = [f"> **Not comparable as it stands.** {w}" for w in cov["warnings"]] + [f"> {n}" for n in cov["notes"]]
@@ -130,11 +138,11 @@ def report_md(run: Run, lb: list[dict[str, Any]], plot_specs: Sequence[Any], plo
         "## Leaderboard", leaderboard_md(lb),
         "## Marks by difficulty",
         GROUPED_NOTE,
-        grouped_md(D.difficulty_data(eps), "difficulty"),
-        "## Marks by fault layer", grouped_md(D.layer_data(eps), "layer"),
+        grouped_md(groups["difficulty"], "difficulty"),
+        "## Marks by fault layer", grouped_md(groups["layer"], "layer"),
         "## Marks by split",
         "Tune an agent on the dev tasks; report the test tasks, which it has not been tuned on.",
-        grouped_md(D.split_data(eps), "split"),
+        grouped_md(groups["split"], "split"),
         "## Failure categories",
         "Episodes per agent in each category (an episode can fall into several): wrong fix = a write that "
         "addressed no root cause; premature resolution = resolved while a cause was active; distractor = a "
