@@ -4,6 +4,8 @@ silently missing or that agents cannot understand."""
 from __future__ import annotations
 
 import ast
+import re
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Annotated
 
@@ -46,7 +48,9 @@ def test_a_tool_without_a_docstring_is_refused() -> None:
     assert "mute_probe" not in TOOLS
 
 
-def test_an_argument_without_a_description_is_refused() -> None:
+@pytest.fixture
+def bare_probe() -> Iterator[str]:
+    """A read tool whose argument has no description, declared for one test and removed after it."""
     load_tools()
 
     @tool("read", 5, target_arg="node")
@@ -55,10 +59,14 @@ def test_an_argument_without_a_description_is_refused() -> None:
         return ToolOutput(node)
 
     try:
-        with pytest.raises(DeclarationError, match="tool 'bare_probe': argument 'node' has no description"):
-            _ = TOOLS["bare_probe"].schema
+        yield "bare_probe"
     finally:
         TOOLS.pop("bare_probe", None)
+
+
+def test_an_argument_without_a_description_is_refused(bare_probe: str) -> None:
+    with pytest.raises(DeclarationError, match="tool 'bare_probe': argument 'node' has no description"):
+        _ = TOOLS[bare_probe].schema
 
 
 @pytest.mark.parametrize(("kind", "cost", "problem"), [
@@ -67,26 +75,16 @@ def test_an_argument_without_a_description_is_refused() -> None:
     ("read", float("nan"), "not nan"),
 ])
 def test_a_tool_of_an_unknown_kind_or_impossible_cost_is_refused(kind: str, cost: float, problem: str) -> None:
-    with pytest.raises(DeclarationError, match=problem.replace("(", r"\(").replace(")", r"\)")):
+    with pytest.raises(DeclarationError, match=re.escape(problem)):
         tool(kind, cost)  # type: ignore[arg-type]
 
 
-def test_srezero_tools_checks_every_declaration_before_listing() -> None:
+def test_srezero_tools_checks_every_declaration_before_listing(bare_probe: str) -> None:
     """Plain `srezero tools` listed a tool whose argument had no description, and exited 0."""
     from click.testing import CliRunner
 
     from srezero.cli import cli
 
-    load_tools()
-
-    @tool("read", 5, target_arg="node")
-    def bare_probe2(ctx, node: str) -> ToolOutput:  # pragma: no cover
-        """Probe a node (test tool)."""
-        return ToolOutput(node)
-
-    try:
-        res = CliRunner().invoke(cli, ["tools"])  # main() prints a DeclarationError as one line
-        assert isinstance(res.exception, DeclarationError) and "argument 'node' has no description" in str(
-            res.exception) and "bare_probe2" not in res.output, res.output
-    finally:
-        TOOLS.pop("bare_probe2", None)
+    res = CliRunner().invoke(cli, ["tools"])  # main() prints a DeclarationError as one line
+    assert isinstance(res.exception, DeclarationError) and "argument 'node' has no description" in str(
+        res.exception) and bare_probe not in res.output, res.output

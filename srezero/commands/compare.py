@@ -11,7 +11,6 @@ import click
 @click.option("--json", "as_json", is_flag=True, help="print the comparison as JSON")
 @click.option("--top", default=5, show_default=True, type=click.IntRange(min=0),
               help="tasks with the largest differences to list each way")
-
 def compare_cmd(a: str, b: str, as_json: bool, top: int) -> None:
     """Compare agent A with agent B, each given as RUN_DIR:AGENT (or RUN_DIR when it holds one agent).
 

@@ -278,14 +278,14 @@ def end_reason(env: Episode, result: dict[str, Any]) -> str:
 def scope_hint(env: Episode, signal: str) -> str:
     """Why a read the player did make did not count for a missed signal: it was not aimed at the signal's
     entity (unscoped, or at another one). "" when the player never made that read at all."""
-    from srezero.play.words import _SIGNAL
+    from srezero.play.words import signal_parts
     from srezero.tools.registry import load_tools
 
-    m = _SIGNAL.match(signal)
-    spec = load_tools().get(m.group("tool")) if m else None
-    if m is None or spec is None or spec.target_arg is None:
+    parts = signal_parts(signal)
+    spec = load_tools().get(parts[0]) if parts else None
+    if parts is None or spec is None or spec.target_arg is None:
         return ""
-    entity = (m.group("inside") or "").split(",")[0].strip()
+    entity = parts[1]
     steps = [t for t in env.trajectory if t.get("tool") == spec.name and t.get("ok")]
     if not steps or entity in ("", "*"):
         return ""
@@ -482,10 +482,9 @@ def render(env: Episode, result: dict[str, Any], hints: list[dict[str, Any]], st
 
     section("Evidence")
     out += [s.dim(x) for x in fit("A signal counts when you made that read on that entity (the service itself, one of "
-                                  "its replicas, or a pod on that node; the alerts, the topology, the change history and the consoles "
-                                  "count anywhere) "
-                                  "and what you were shown contained the text, at a time when it showed. <n> stands "
-                                  "for a number.", 2)]
+                                  "its replicas, or a pod on that node; the alerts, the topology, the change history "
+                                  "and the consoles count anywhere) and what you were shown contained the text, at a "
+                                  "time when it showed. <n> stands for a number.", 2)]
     ev = result.get("evidence") or {}
     for item in ev.get("found", []):
         out += _paint_first(fit(f"found  {plain_signal(item)}", 2, 7), "found ", s.green("found "))

@@ -38,18 +38,27 @@ def plain_pattern(pattern: str) -> str:
     return " ".join(p.split())
 
 
-def plain_signal(desc: str) -> str:
-    """An evidence signal (``get_status(worker) showing /CrashLoopBackOff/``) in words:
-    ``a status read of worker showing "CrashLoopBackOff"``. The stored string is left as it is."""
+def signal_parts(desc: str) -> tuple[str, str, dict[str, str], str | None] | None:
+    """An evidence signal's (tool, entity, args, pattern): ``get_status(worker) showing /CrashLoopBackOff/``
+    is ``("get_status", "worker", {}, "CrashLoopBackOff")``; None for text of another shape."""
     m = _SIGNAL.match(desc)
     if m is None:
-        return desc
-    tool = m.group("tool")
+        return None
     entity, *rest = [x.strip() for x in m.group("inside").split(",")] if m.group("inside") else [""]
     args = {}
     for item in rest:
         k, _, v = item.partition("=")
         args[k.strip()] = v.strip().strip("'\"")
+    return m.group("tool"), entity, args, m.group("pat")
+
+
+def plain_signal(desc: str) -> str:
+    """An evidence signal (``get_status(worker) showing /CrashLoopBackOff/``) in words:
+    ``a status read of worker showing "CrashLoopBackOff"``. The stored string is left as it is."""
+    parts = signal_parts(desc)
+    if parts is None:
+        return desc
+    tool, entity, args, pattern = parts
     template = _TOOL_WORDS.get(tool)
     fields = {"e": "any target" if entity == "*" else entity, **args}
     try:
@@ -62,6 +71,6 @@ def plain_signal(desc: str) -> str:
     extra = [f"{k}={v}" for k, v in args.items() if k not in shown]
     if extra:
         text += f" with {', '.join(extra)}"
-    if m.group("pat"):
-        text += f' showing "{plain_pattern(m.group("pat"))}"'
+    if pattern:
+        text += f' showing "{plain_pattern(pattern)}"'
     return f"{text}  [{tool}]"

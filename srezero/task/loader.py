@@ -10,6 +10,7 @@ with ``gen:`` are generated variants, decoded by :func:`srezero.task.generate.va
 
 from __future__ import annotations
 
+import codecs
 import functools
 import math
 import os
@@ -179,7 +180,7 @@ def load_file(path: str | Path) -> TaskSpec:
     except OSError as exc:
         what = "a directory, not a task file" if p.is_dir() else f"cannot read: {exc.strerror}"
         raise TaskFileError(p, [("(file)", what)]) from None
-    if data.startswith(b"\xef\xbb\xbf"):  # what some Windows editors save: TOML allows no byte-order mark
+    if data.startswith(codecs.BOM_UTF8):  # what some Windows editors save: TOML allows no byte-order mark
         raise TaskFileError(p, [("(file)", "starts with a UTF-8 byte-order mark, which TOML does not allow; save "
                                            "it as UTF-8 without a BOM")])
     try:
@@ -244,8 +245,8 @@ def get_task(task_id: str, extra: tuple[str, ...] = ()) -> TaskSpec:
     """
     if task_id.endswith(".toml"):
         p = Path(task_id)
-        if not p.is_file():
-            raise TaskFileError(p, [("(file)", "a directory, not a task file" if p.is_dir() else "no such task file")])
+        if not p.exists():  # a directory is load_file's to name
+            raise TaskFileError(p, [("(file)", "no such task file")])
         return _load_cached(str(p.resolve()), p.stat().st_mtime)
     if task_id.startswith("gen:"):
         from srezero.task.generate import variant
