@@ -27,29 +27,9 @@ import orjson
 
 from srezero.agents.protocol import StopEpisode
 from srezero.episode import Briefing, Observation
+from srezero.replay import ended_without_resolve, recorded_actions
 
 ENV_VAR = "SREZERO_REPLAY"
-
-
-def _actions_of(record: dict[str, Any]) -> list[Any]:
-    """The actions as they were sent (a valid Action object was recorded as its repr: use tool and args).
-
-    An invalid Action's args were not recorded, so it replays as its repr, which is invalid too.
-    """
-    out = []
-    for step in record.get("trajectory") or []:
-        action = step.get("action")
-        if isinstance(action, str) and action.startswith("Action(") and step.get("tool") and step.get("ok"):
-            action = {"tool": step["tool"], "args": step.get("args") or {}}
-        out.append(action)
-    return out
-
-
-def _stops_short(record: dict[str, Any]) -> bool:
-    """Whether the recorded episode ended without a resolve. Replayed on its own task and seed, a budget
-    cuts the replay at the same step; elsewhere (or after an early stop) the replay stops there too."""
-    result = record.get("result") or {}
-    return bool(result.get("truncated")) and not result.get("resolved")
 
 
 def _load_lines(path: Path) -> list[Any]:
@@ -83,7 +63,7 @@ class ReplayAgent:
         if self.path.is_file():
             if self.path.suffix == ".json":
                 record = orjson.loads(self.path.read_bytes())
-                self._fixed = _actions_of(record), _stops_short(record)
+                self._fixed = recorded_actions(record), ended_without_resolve(record)
             else:
                 self._fixed = _load_lines(self.path), False
 
@@ -104,7 +84,7 @@ class ReplayAgent:
                 eid = rec["episode_id"]
                 if eid in index:
                     raise ValueError(f"{self.path}: two records for episode {eid}; choose one agent with agent=...")
-                index[eid] = _actions_of(rec), _stops_short(rec)
+                index[eid] = recorded_actions(rec), ended_without_resolve(rec)
             self._by_episode = index
         return self._by_episode
 

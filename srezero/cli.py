@@ -25,6 +25,7 @@ COMMANDS: dict[str, str] = {
     "compare": "srezero.commands.compare:compare_cmd",
     "generate": "srezero.commands.generate:generate_cmd",
     "play": "srezero.commands.play:play_cmd",
+    "debrief": "srezero.commands.debrief:debrief_cmd",
     "mcp": "srezero.commands.mcp:mcp_cmd",
 }
 
@@ -39,6 +40,7 @@ HELP = {
     "compare": "Paired comparison of two agents on the episodes both ran.",
     "generate": "Enumerate generated task variants (fault x target x noise).",
     "play": "Play an incident interactively at the terminal.",
+    "debrief": "The play debrief of recorded episodes (a class's play records, a sweep's).",
     "mcp": "Serve one episode to an MCP client (stdio or streamable HTTP).",
 }
 

@@ -96,6 +96,8 @@ def end_message(path: str, task_id: str, seed: int, stopped_early: bool = False,
     lines = [fit(f"transcript saved to {path}{attempt}", width),
              fit(f"  replay it ({replay_note}):", width),
              f"    SREZERO_REPLAY={q} srezero run --task {shlex.quote(task_id)} --agent replay --seed {seed}",
+             fit("  print this debrief again:", width),
+             f"    srezero debrief {q}",
              fit("  report on it (HTML, with a step-by-step replay page):", width),
              f"    srezero report {q}"]
     if folder:

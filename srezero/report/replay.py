@@ -46,39 +46,20 @@ class Replay:
     notes: list[str] = field(default_factory=list)
 
 
-def _replay_action(step: dict[str, Any]) -> Any:
-    action = step.get("action")
-    if isinstance(action, dict | str):
-        return action
-    if step.get("tool"):
-        return {"tool": step["tool"], "args": step.get("args") or {}}
-    return str(action)  # an unparsable action replays as an invalid one, as it was
-
-
 def resimulate(record: dict[str, Any]) -> Replay | None:
     """Replay a record's actions; None when the task is unknown here (then the page has no charts)."""
-    import srezero
+    from srezero.replay import rerun
 
     try:
-        env = srezero.make(record["task_id"], int(record["seed"]))
+        run = rerun(record)
     except (KeyError, ValueError):
         return None
-    env.reset(seed=int(record["seed"]))
+    env, diverged = run.env, run.diverged
     kinds = {t["name"]: t["kind"] for t in env.tool_specs()}
     traj = record.get("trajectory") or []
-    for step in traj:
-        if env.result is not None:
-            break
-        env.step(_replay_action(step))
     w = env.world
     t0 = w.t_page
-    result = env.result or {}
-    want = (record.get("result") or {}).get("marks")
-    diverged = ""
-    if len(env.trajectory) != len(traj):
-        diverged = f"replayed {len(env.trajectory)} of {len(traj)} recorded steps"
-    elif want is not None and result.get("marks") != want:
-        diverged = f"replay scored {result.get('marks')} marks, the record {want}"
+    result = run.result or {}
     onsets = sorted((f.injected_at - t0, f.meta.name) for f in w.faults if f.injected_at is not None)
     start = min([-LEAD_IN_S] + [t - 90.0 for t, _ in onsets])
     c0 = max(0, int((t0 + start) // TICK_S))

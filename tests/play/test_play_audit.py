@@ -266,6 +266,7 @@ def test_the_end_of_play_commands_stay_whole_and_the_prose_fits_the_terminal(tmp
     commands = [line.strip() for line in text.splitlines() if "srezero " in line]
     assert [shlex.split(c) for c in commands] == [
         [f"SREZERO_REPLAY={record}", "srezero", "run", "--task", "inc-001", "--agent", "replay", "--seed", "0"],
+        ["srezero", "debrief", record],
         ["srezero", "report", record],
         ["srezero", "report", "runs/my play"]]
     prose = [line for line in text.splitlines() if "srezero " not in line]

@@ -1,0 +1,89 @@
+"""``srezero debrief RECORD``: an instructor reprints the debrief a player saw, from the saved record."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import orjson
+import pytest
+from click.testing import CliRunner
+
+from srezero.cli import cli
+
+PLAY = "get_alerts()\nhint\nget_status(service=\"worker\")\nrestart(service=\"worker\")\nquit\nquit\n"
+
+
+def _debrief_block(play_output: str) -> str:
+    start = play_output.index("DEBRIEF: ")
+    return play_output[start:play_output.index("\ntranscript saved to", start)].rstrip("\n")
+
+
+@pytest.fixture
+def played(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[str, Path]:
+    monkeypatch.chdir(tmp_path)
+    out = CliRunner().invoke(cli, ["play", "inc-001", "--seed", "3", "--hints", "--player", "ada",
+                                   "--record", "class/ada.json", "--color", "never"], input=PLAY)
+    assert out.exit_code == 0, out.output
+    return out.output, tmp_path / "class" / "ada.json"
+
+
+def test_the_debrief_of_a_play_record_is_the_one_the_player_saw(played: tuple[str, Path]) -> None:
+    output, record = played
+    assert orjson.loads(record.read_bytes())["hints"]  # a hint taken, a wrong restart, a quit: all replayed
+    out = CliRunner().invoke(cli, ["debrief", str(record), "--color", "never"])
+    assert out.exit_code == 0, out.output
+    title, _, body = out.output.partition("\n")
+    assert title == f"human:ada on inc-001, seed 3 ({record})"
+    assert body.rstrip("\n") == _debrief_block(output)
+    assert "hints taken: 1" in body and "stopped" in body
+
+
+def test_a_folder_is_filtered_and_each_record_gets_its_debrief(played: tuple[str, Path]) -> None:
+    _, record = played
+    second = CliRunner().invoke(cli, ["play", "inc-002", "--seed", "1", "--record", "class/bo.json",
+                                      "--player", "bo", "--color", "never"], input="get_alerts()\nresolve()\n")
+    assert second.exit_code == 0, second.output
+    both = CliRunner().invoke(cli, ["debrief", str(record.parent), "--width", "60"])
+    assert both.exit_code == 0, both.output
+    assert both.output.count("DEBRIEF: ") == 2 and "=" * 60 in both.output
+    # every line fits, except the titles' file paths, which are never broken (they are copied whole)
+    assert max(len(line) for line in both.output.splitlines() if str(record.parent) not in line) <= 60
+    one = CliRunner().invoke(cli, ["debrief", str(record.parent), "--agent", "human:bo"])
+    assert one.output.count("DEBRIEF: ") == 1 and one.output.startswith("human:bo on inc-002, seed 1")
+    none = CliRunner().invoke(cli, ["debrief", str(record.parent), "--task", "inc-009"])
+    assert none.exit_code == 1 and "none of the 2 record(s) matches" in none.output
+
+
+def test_a_sweep_record_gets_a_debrief_too() -> None:
+    path = Path(__file__).resolve().parents[2] / "records/episodes/greedy/inc-005/seed-0004.json"
+    out = CliRunner().invoke(cli, ["debrief", str(path)])
+    assert out.exit_code == 0, out.output
+    assert "greedy on inc-005, seed 4" in out.output and "Root cause: load_balancer.max_connections" in out.output
+
+
+def test_a_record_the_replay_does_not_reproduce_is_flagged_first(played: tuple[str, Path]) -> None:
+    _, record = played
+    rec = orjson.loads(record.read_bytes())
+    rec["result"]["marks"] = 77.0
+    record.write_bytes(orjson.dumps(rec))
+    out = CliRunner().invoke(cli, ["debrief", str(record)])
+    assert out.exit_code == 0, out.output
+    warning = out.output.index("the replay does not reproduce the record")
+    assert warning < out.output.index("DEBRIEF: ")  # the warning comes before the debrief it concerns
+    assert "replay scored" in out.output and "77.0" in out.output
+
+
+def test_records_that_cannot_be_debriefed_say_why(tmp_path: Path, played: tuple[str, Path]) -> None:
+    _, record = played
+    rec = orjson.loads(record.read_bytes())
+    unknown = tmp_path / "unknown.json"
+    unknown.write_bytes(orjson.dumps({**rec, "task_id": "my-own-task"}))
+    out = CliRunner().invoke(cli, ["debrief", str(unknown)])
+    assert out.exit_code == 1
+    assert "cannot load task 'my-own-task'" in out.output and "--tasks-dir" in out.output
+    unfinished = tmp_path / "crashed.json"
+    unfinished.write_bytes(orjson.dumps({**rec, "status": "agent_error", "error": "boom", "result": None}))
+    out = CliRunner().invoke(cli, ["debrief", str(unfinished)])
+    assert out.exit_code == 1 and "the episode did not end (agent_error: boom)" in out.output
+    out = CliRunner().invoke(cli, ["debrief", str(tmp_path / "nothing.json")])
+    assert out.exit_code == 2 and "does not exist" in out.output
