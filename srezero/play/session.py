@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 import orjson
 
 from srezero.errors import near_misses
+from srezero.play.text import WIDTH, help_row
 from srezero.tools.registry import ToolSpec, load_tools
 
 if TYPE_CHECKING:
@@ -75,6 +76,7 @@ class PlaySession:
     quit_requested: bool = False
     stopped_early: bool = False  # ended with quit / end of input, before resolve() or the budget
     agent_label: str = ""  # the label the saved record got (set by save)
+    width: int = WIDTH  # the columns help is laid out for (the shell sets the terminal's)
 
     def start(self) -> str:
         """Reset the episode and return the page text."""
@@ -200,7 +202,7 @@ class PlaySession:
         tools = load_tools()
         topic = topic.strip().strip("'\"")
         if not topic:
-            return general_help(tools, self.hints_enabled)
+            return general_help(tools, self.hints_enabled, self.width)
         shell = shell_command(topic)
         if shell is not None and topic.lower() not in tools:
             return SHELL_HELP[shell[0]]
@@ -349,10 +351,12 @@ def cost_text(spec: ToolSpec) -> str:
     return f"{spec.cost_s:g} simulated seconds"
 
 
-def general_help(tools: dict[str, ToolSpec], hints: bool) -> str:
+def general_help(tools: dict[str, ToolSpec], hints: bool, width: int = WIDTH) -> str:
+    """The tool list and the shell's commands, laid out for ``width`` columns (prose is left for the
+    shell to wrap; the tables are laid out here, where their columns are known)."""
     from srezero.episode import INVALID_COST_S
 
-    lines = ["Type a tool call such as get_status(service=\"worker\"), or a kubectl-style command such as",
+    lines = ["Type a tool call such as get_status(service=\"worker\"), or a kubectl-style command such as "
              "kubectl logs worker --tail 20 (help kubectl lists them). Tab completes names; arrows recall history.",
              f"Every action costs one step and the simulated seconds shown; an invalid one costs a step and "
              f"{INVALID_COST_S:g} s.", ""]
@@ -361,7 +365,7 @@ def general_help(tools: dict[str, ToolSpec], hints: bool) -> str:
         for spec in tools.values():
             if spec.kind == kind:
                 cost = "  Ns" if spec.name == "wait" else f"{spec.cost_s:>3.0f}s"
-                lines.append(f"  {spec.signature():48} {cost}  {spec.description}")
+                lines += help_row(spec.signature(), cost, spec.description, width)
         lines.append("")
     lines.append("  (Ns: wait(seconds=N) costs the N seconds you wait.)")
     lines.append("")

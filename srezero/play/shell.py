@@ -18,6 +18,7 @@ from typing import IO, Any
 from srezero.play import complete as comp
 from srezero.play.session import PlaySession, Reply
 from srezero.play.style import Style, columns, safe_input, safe_streams
+from srezero.play.text import MIN_WIDTH, WIDTH
 
 HISTORY_LINES = 1000
 
@@ -110,6 +111,7 @@ class PlayShell(cmd.Cmd):
             # Either way the work is kept: the episode ends as it stands, with a debrief and a record.
             reply = self.session.handle("quit") if self.interactive else self.session.give_up()
         else:
+            self.session.width = help_width(self.stdout)
             reply = self.session.handle(line)
         self.show(reply)
         if reply.done:
@@ -126,7 +128,9 @@ class PlayShell(cmd.Cmd):
             self.stdout.write(s.paint(fit(f"── {reply.header}", columns(self.stdout)), colour) + "\n")
         if not reply.text:
             return
-        text = fit(reply.text, columns(self.stdout)) if reply.kind != "ok" else reply.text  # output is data
+        # tool output is data, kept as it is; prose fits the terminal, and help also a pipe or file
+        width = help_width(self.stdout) if reply.kind == "help" else columns(self.stdout)
+        text = fit(reply.text, width) if reply.kind != "ok" else reply.text
         if reply.kind == "error":
             text = s.red(text)
         elif reply.kind == "hint":
@@ -147,6 +151,12 @@ class PlayShell(cmd.Cmd):
             except Exception:  # completion must never kill the session
                 self._matches = []
         return self._matches[state] if state < len(self._matches) else None
+
+
+def help_width(stream: Any) -> int:
+    """Columns for help: the terminal's, or :data:`~srezero.play.text.WIDTH` when output goes to a pipe or
+    file (help is read there too, and its table rows run to 200 characters unwrapped)."""
+    return max(MIN_WIDTH, columns(stream) or WIDTH)
 
 
 def fit(text: str, width: int | None) -> str:

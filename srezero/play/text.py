@@ -64,3 +64,23 @@ def rel(seconds: float) -> str:
     if s >= 3600:
         return f"T{sign}{s // 3600}:{s % 3600 // 60:02d}:{s % 60:02d}"
     return f"T{sign}{s // 60:02d}:{s % 60:02d}"
+
+
+#: A help table's signature column; a longer signature gets a line of its own.
+SIGNATURE_COLUMN = 48
+_NARROWEST_DESCRIPTION = 30  # below this a description moves under its signature instead of beside it
+
+
+def help_row(signature: str, cost: str, description: str, width: int) -> list[str]:
+    """One row of a help table for ``width`` columns: ``signature cost description`` on one line when it
+    fits; else the description wrapped in a column beside the signature while that column is wide
+    enough; else the signature and cost on a line and the description indented under them."""
+    head = f"  {signature:{SIGNATURE_COLUMN}} {cost}  "
+    if len(head) + len(description) <= width:
+        return [head + description]
+    if len(signature) <= SIGNATURE_COLUMN and width - len(head) >= _NARROWEST_DESCRIPTION:
+        return wrap(description, head, 0, width)
+    top = [f"  {signature:{SIGNATURE_COLUMN}} {cost}"]
+    if len(top[0]) > width:  # a long signature wraps between its arguments, the cost after its last
+        top = wrap(f"{signature}  {cost.strip()}", 2, 4, width)
+    return [*top, *wrap(description, 6, 0, width)]

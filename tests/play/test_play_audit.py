@@ -5,6 +5,7 @@ calls."""
 from __future__ import annotations
 
 import io
+import itertools
 import os
 import re
 import sys
@@ -18,9 +19,10 @@ from srezero.play import shell as shell_mod
 from srezero.play import style as style_mod
 from srezero.play import text as text_mod
 from srezero.play.complete import Names, candidates
-from srezero.play.session import PlaySession, Reply
+from srezero.play.session import PlaySession
 from srezero.play.style import Style
 from srezero.tools.parse import parse_action
+from srezero.tools.registry import load_tools
 from tests.play.test_play_debrief import SGR, _play
 
 
@@ -134,8 +136,8 @@ def test_replies_are_wrapped_to_the_terminal_but_output_is_not(monkeypatch: pyte
     sh = shell_mod.PlayShell(s, Style(False), stdin=io.StringIO(), stdout=out)
     monkeypatch.setattr(shell_mod, "columns", lambda stream: 50)
     sh.show(s.handle("get_stauts()"))  # an error naming every tool
-    sh.show(Reply(s.help(""), "help"))
-    sh.show(Reply(s.help("submit_diagnosis"), "help"))
+    sh.onecmd("help")  # laid out for the terminal's width, not re-wrapped from a wider layout
+    sh.onecmd("help submit_diagnosis")
     table = s.handle("get_status()")
     sh.show(table)
     lines = out.getvalue().splitlines()
@@ -272,3 +274,46 @@ def test_the_end_of_play_commands_stay_whole_and_the_prose_fits_the_terminal(tmp
     prose = [line for line in text.splitlines() if "srezero " not in line]
     assert prose and all(len(line) <= 50 for line in prose)
     assert "differs from this stopped session" in " ".join(" ".join(prose).split())
+
+
+@pytest.mark.parametrize("width", [50, 60, 80, 100, 140])
+def test_help_is_laid_out_once_for_the_width(monkeypatch: pytest.MonkeyPatch, width: int) -> None:
+    """Help is wrapped once, at the width it is shown at: no prose line ends short of a word that would
+    have fitted (the mark of text wrapped twice), and a tool row's first line ends with its cost or holds
+    its description whole beside it."""
+    s = _play("inc-001", 0, [])
+    out = io.StringIO()
+    sh = shell_mod.PlayShell(s, Style(False), stdin=io.StringIO(), stdout=out)
+    monkeypatch.setattr(shell_mod, "columns", lambda stream: width)
+    sh.onecmd("help")
+    lines = out.getvalue().splitlines()
+    intro = lines[: lines.index("")]
+    for a, b in itertools.pairwise(intro):
+        if not a.endswith("."):  # a paragraph's last line may be short
+            assert len(a) + 1 + len(b.split()[0]) > width, (a, b)
+    tools = load_tools()
+    starts = [i for i, ln in enumerate(lines) if re.match(r"  [a-z_]+\(", ln) and ln[2:].split("(")[0] in tools]
+    assert len(starts) == len(tools)
+    for i in starts:
+        row = [lines[i]]
+        for ln in lines[i + 1:]:
+            if not ln.startswith("    "):
+                break
+            row.append(ln)
+        spec = tools[lines[i][2:].split("(")[0]]
+        cost = "Ns" if spec.name == "wait" else f"{spec.cost_s:.0f}s"
+        assert " ".join(" ".join(row).split()) == " ".join(f"{spec.signature()} {cost} {spec.description}".split())
+        beside = [ln for ln in row if re.search(rf"\s{cost}  \S", ln)]
+        if beside:  # the description starts beside the cost: it continues in that column
+            column = beside[0].index(f"{cost}  ") + len(cost) + 2
+            assert all(ln[:column].strip() == "" for ln in row[row.index(beside[0]) + 1:]), row
+        else:  # or it starts on a line of its own, under a signature whose cost ends its last line
+            assert any(ln.endswith(cost) for ln in row), row
+    assert max(len(ln) for ln in lines) <= width
+
+
+def test_piped_help_is_wrapped_to_the_default_width() -> None:
+    s = _play("inc-001", 0, [])
+    out = io.StringIO()  # not a terminal
+    shell_mod.PlayShell(s, Style(False), stdin=io.StringIO(), stdout=out).onecmd("help")
+    assert max(len(line) for line in out.getvalue().splitlines()) <= text_mod.WIDTH
