@@ -22,7 +22,7 @@ from collections.abc import Generator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from srezero.errors import DeclarationError, near_misses
+from srezero.errors import DeclarationError, did_you_mean
 
 # re-exported: fault modules build detail tokens with these, next to the rest of this module's API
 from srezero.faults.detail_words import direction_tokens as direction_tokens
@@ -131,99 +131,21 @@ class ParamError(ValueError):
 _TARGET_KINDS = ("service", "replica", "node", "disk")
 
 
-def _one_of(value: str, allowed: tuple[str, ...] | list[str]) -> str:
-    """``one of a, b, c`` plus a did-you-mean hint when ``value`` is a near miss."""
-    close = near_misses(value, allowed, n=1)
-    return f"one of {', '.join(allowed)}" + (f" (did you mean {close[0]!r}?)" if close else "")
-
-
-def meta_problems(meta: FaultMeta) -> list[str]:
-    """What is wrong with a primitive's declaration, one ``field: problem`` line each (empty when
-    nothing is). ``register`` refuses a primitive with any, so a typo fails at import, not in a test."""
-    from srezero.sim.components import SERVICE_KINDS
-
-    problems: list[str] = []
-    if meta.category not in CATEGORIES:
-        problems.append(f"category: unknown category {meta.category!r}; {_one_of(meta.category, list(CATEGORIES))}")
-    if meta.layer not in LAYERS:
-        problems.append(f"layer: unknown layer {meta.layer!r}; {_one_of(meta.layer, LAYERS)} (the layer decides "
-                        "the task's root, a complexity point and the misleading rule)")
-    for kind in meta.targets:
-        base, _, service = kind.partition(":")
-        if base not in _TARGET_KINDS or (service and service not in SERVICE_KINDS):
-            problems.append(f"targets: {kind!r} is not a target kind; use one of {', '.join(_TARGET_KINDS)}, "
-                            f"optionally narrowed to a service ('service:web_server', 'replica:database')")
-    declared = {p.name: p for p in meta.params}
-    for p in meta.params:
-        if not p.choices and p.type not in (str, bool, object) and (p.lo is None or p.hi is None):
-            problems.append(f"params.{p.name}: a {p.type.__name__} parameter needs a range (lo= and hi=) or "
-                            "choices=; task validation checks values against it")
-    if meta.example:
-        if not _SELECTOR.match(meta.example.strip()):
-            problems.append(f"example: {meta.example!r} is not a target selector (e.g. web_server, "
-                            "web_server[*], database.primary, node(database.primary), disk(database.primary))")
-        else:
-            kind, service = target_kind_of(meta.example), target_service_of(meta.example)
-            if not any(t == kind or t == f"{kind}:{service}" for t in meta.targets):
-                problems.append(f"example: {meta.example!r} is a {kind} target, which the primitive does not accept; "
-                                f"targets: {', '.join(meta.targets) or 'none'}")
-    problems += _reference_problems(meta)
-    for pname, value in meta.example_params:
-        p = declared.get(pname)
-        if p is None:
-            problems.append(f"example_params.{pname}: no such parameter; parameters: {', '.join(declared) or 'none'}")
-        elif p.choices and value not in p.choices:
-            problems.append(f"example_params.{pname}: must be one of {list(p.choices)}, got {value!r}")
-        elif isinstance(value, int | float) and not isinstance(value, bool) and (
-                (p.lo is not None and value < p.lo) or (p.hi is not None and value > p.hi)):
-            problems.append(f"example_params.{pname}: {value} is outside its range [{p.lo}, {p.hi}]")
-    return problems
-
-
-_SIGNAL_ON = ("target", "service", "node", "disk", "any", "*")
-
-
-def _reference_problems(meta: FaultMeta) -> list[str]:
-    """Names a declaration borrows from elsewhere: the paging alert, each signal's read tool, where it
-    looks and its arguments, each remedy's write tool. A typo here would otherwise surface only when a
-    task, the variant generator or the oracle first used it."""
-    from srezero.sim.components import SERVICE_KINDS
-    from srezero.telemetry.alerts import DEFAULT_RULES
-    from srezero.tools.registry import load_tools
-
-    tools = load_tools()
-    problems = []
-    alerts = [r.name for r in DEFAULT_RULES]
-    if meta.alert not in alerts:
-        problems.append(f"alert: unknown alert {meta.alert!r}; {_one_of(meta.alert, alerts)}")
-    reads = [n for n, t in tools.items() if t.kind == "read"]
-    for i, sig in enumerate(meta.signals):
-        spec = tools.get(sig.tool)
-        if spec is None or spec.kind != "read":
-            problems.append(f"signals[{i}].tool: {sig.tool!r} is not a read tool; {_one_of(sig.tool, reads)}")
-        if sig.on not in _SIGNAL_ON and sig.on not in SERVICE_KINDS:
-            problems.append(f"signals[{i}].on: {sig.on!r}; {_one_of(sig.on, [*_SIGNAL_ON, *SERVICE_KINDS])}")
-        for arg, _value in sig.args if spec is not None else ():
-            if arg not in spec.arg_names:
-                problems.append(f"signals[{i}].args: {sig.tool} has no argument {arg!r}; "
-                                f"{_one_of(arg, list(spec.arg_names))}")
-    writes = [n for n, t in tools.items() if t.kind == "write"]
-    for i, rem in enumerate(meta.remedies):
-        spec = tools.get(rem.tool)
-        if spec is None or spec.kind != "write":
-            problems.append(f"remedies[{i}].tool: {rem.tool!r} is not a write tool; {_one_of(rem.tool, writes)}")
-    return problems
-
-
 def register(cls: type[Fault]) -> type[Fault]:
-    """Add a primitive to the registry; refuse a declaration with problems (:func:`meta_problems`),
-    naming the primitive, its class and each field."""
+    """Add a primitive to the registry; refuse a declaration with problems, naming the primitive, its
+    class and each field (:func:`~srezero.faults.declaration.meta_problems`)."""
     name = cls.meta.name
+    where = f"{cls.__module__}.{cls.__qualname__}"
     if name in REGISTRY and REGISTRY[name] is not cls:
-        raise DeclarationError(f"fault primitive {name!r} registered twice")
+        first = f"{REGISTRY[name].__module__}.{REGISTRY[name].__qualname__}"
+        why = ("the same class was imported twice (a reloaded module, or one run as a script)" if first == where
+               else "meta.name is the id tasks use: rename one")
+        raise DeclarationError(f"fault primitive {name!r} registered twice: first by {first}, again by {where}; {why}")
+    # imported here: the checks read the tool registry, which imports the simulator
+    from srezero.faults.declaration import meta_problems
+
     problems = meta_problems(cls.meta)
     if problems:
-        where = f"{cls.__module__}.{cls.__qualname__}"
         raise DeclarationError(f"fault primitive {name!r} ({where}): " + "; ".join(problems))
     REGISTRY[name] = cls
     return cls
@@ -472,5 +394,6 @@ def instantiate(spec: FaultSpec, w: World, index: int) -> Fault:
     load_all()
     cls = REGISTRY.get(spec.primitive)
     if cls is None:
-        raise ValueError(f"unknown fault primitive {spec.primitive!r}")
+        raise ValueError(f"unknown fault primitive {spec.primitive!r}{did_you_mean(spec.primitive, REGISTRY)} "
+                         f"(`srezero faults` lists all {len(REGISTRY)})")
     return cls(w, spec, index)

@@ -167,8 +167,8 @@ class FaultSpec(_Model):
         for name, value in self.params.items():
             p = declared.get(name)
             if p is None:
-                problems.append(f"@params.{name}: {self.primitive} has no parameter {name!r}; "
-                                f"parameters: {', '.join(declared) or 'none'}")
+                problems.append(f"@params.{name}: {self.primitive} has no parameter {name!r}"
+                                f"{did_you_mean(name, declared)} (parameters: {', '.join(declared) or 'none'})")
             elif p.choices and value not in p.choices:
                 problems.append(f"@params.{name}: must be one of {list(p.choices)}, got {value!r}")
             elif p.lo is not None or p.hi is not None:

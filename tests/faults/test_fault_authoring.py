@@ -81,6 +81,28 @@ def _declare(**changes: object) -> type:
     ({"signals": (Signal("node_diagnostics", on="nodes"),)}, "signals[0].on: 'nodes'; one of target, "),
     ({"signals": (Signal("node_diagnostics", on="node", args=(("chek", "limits"),)),)},
      "signals[0].args: node_diagnostics has no argument 'chek'; one of node, check (did you mean 'check'?)"),
+    # argument values, checked with the tool's own validator (they failed only when the read first ran)
+    ({"signals": (Signal("search_logs", "web_server", args=(("limit", "ten"),)),)},
+     "signals[0].args.limit: must be a whole number (without quotes), not the text 'ten'"),
+    ({"signals": (Signal("search_logs", "web_server", args=(("limit", 500),)),)},
+     "signals[0].args.limit: Input should be less than or equal to 200"),
+    ({"signals": (Signal("node_diagnostics", on="node", args=(("check", "dmsg"),)),)},
+     "signals[0].args.check: Input should be 'dmesg', 'disk', 'top' or 'limits', not 'dmsg' (did you mean 'dmesg'?)"),
+    ({"signals": (Signal("node_diagnostics", on="node"),)},
+     "signals[0].args: node_diagnostics needs check (without it the read of this signal is an invalid action)"),
+    # a metric is free text to the schema; the tool checks it against the entity it reads
+    ({"signals": (Signal("query_metrics", on="node", args=(("metric", "cpu_util"),)),)},
+     "signals[0].args.metric: 'cpu_util' is not a metric of node or replica (where this signal reads); one of "
+     "cpu_util_pct, "),
+    ({"signals": (Signal("query_metrics", on="node", args=(("metric", "cpu_util"),)),)}, "(did you mean 'cpu_util_pct'?)"),
+    ({"signals": (Signal("query_metrics", on="cache", args=(("metric", "queue_depth"),)),)},
+     "signals[0].args.metric: 'queue_depth' is not a metric of cache or replica"),
+    # a <placeholder> is filled at run time: only its type can be checked now
+    ({"signals": (Signal("search_logs", "web_server", args=(("limit", "<lines>"),)),)},
+     "signals[0].args.limit: '<lines>' is a placeholder, filled with text when the signal is resolved, but "
+     "search_logs takes limit as integer, not text"),
+    ({"example_params": (("leak", 1.0),)}, "example_params.leak: no such parameter; parameters: leak_per_min, "
+                                           "minutes_to_full, overshoot (did you mean 'leak_per_min'?)"),
     ({"remedies": (Remedy("set_sysctls", "raise it"),)},
      "remedies[0].tool: 'set_sysctls' is not a write tool; one of restart, "),
     ({"remedies": (Remedy("get_config", "read it"),)}, "remedies[0].tool: 'get_config' is not a write tool"),
@@ -89,12 +111,15 @@ def test_register_refuses_a_bad_declaration(changes: dict[str, object], message:
     from srezero.faults.base import register
 
     cls = _declare(**changes)
-    with pytest.raises(DeclarationError) as exc:
-        register(cls)
+    try:
+        with pytest.raises(DeclarationError) as exc:
+            register(cls)
+    finally:  # a declaration wrongly accepted must not leak into the other tests' registry
+        leaked = REGISTRY.pop("probe_fd_exhaustion", None)
     text = str(exc.value)
     assert text.startswith("fault primitive 'probe_fd_exhaustion' (tests.probe.ProbeFd): "), text
     assert message in text, text
-    assert "probe_fd_exhaustion" not in REGISTRY
+    assert leaked is None
 
 
 def test_register_lists_every_problem_at_once() -> None:
@@ -105,8 +130,45 @@ def test_register_lists_every_problem_at_once() -> None:
     assert "probe_fd_exhaustion" not in REGISTRY
 
 
+@pytest.mark.parametrize("signal", [
+    Signal("query_metrics", on="node", args=(("metric", "<metric>"),)),  # resolved by Declared.subs at run time
+    Signal("query_metrics", on="node", args=(("metric", "memory_mb"),)),  # a replica's metric: reading one counts
+    Signal("query_metrics", on="node", args=(("metric", "disk_latency_ms"), ("window_s", 3600))),
+    Signal("get_traces", on="service", args=(("errors_only", True), ("limit", 20))),
+    Signal("search_logs", on="web_server", args=(("level", "error"),)),  # pattern comes from the signal
+    Signal("query_metrics", on="any", args=(("metric", "hit_ratio"),)),  # "*": any entity's metrics
+])
+def test_register_accepts_good_signal_arguments(signal: Signal) -> None:
+    from srezero.faults.declaration import meta_problems
+
+    cls = _declare(signals=(signal,))
+    assert meta_problems(cls.meta) == []
+
+
+def test_a_name_registered_twice_names_both_classes() -> None:
+    from srezero.faults.base import register
+
+    load_all()
+    other = type("OtherFd", (FdExhaustion,), {"__module__": "tests.probe"})  # inherits meta.name "fd_exhaustion"
+    with pytest.raises(DeclarationError) as exc:
+        register(other)
+    assert str(exc.value) == ("fault primitive 'fd_exhaustion' registered twice: first by "
+                              "srezero.faults.kernel.FdExhaustion, again by tests.probe.OtherFd; "
+                              "meta.name is the id tasks use: rename one")
+    assert REGISTRY["fd_exhaustion"] is FdExhaustion
+
+
+def test_an_unknown_primitive_at_instantiation_gets_a_hint() -> None:
+    from srezero.faults.base import instantiate
+    from srezero.task.spec import FaultSpec
+
+    spec = FaultSpec.model_construct(primitive="fd_exhaustio", target="node(*)", params={}, at=0.0, visible=True)
+    with pytest.raises(ValueError, match=r"unknown fault primitive 'fd_exhaustio'; did you mean fd_exhaustion or "):
+        instantiate(spec, None, 0)  # type: ignore[arg-type]  # refused before the world is used
+
+
 def test_every_bundled_primitive_declaration_is_clean() -> None:
-    from srezero.faults.base import meta_problems
+    from srezero.faults.declaration import meta_problems
 
     assert {name: meta_problems(cls.meta) for name, cls in load_all().items() if meta_problems(cls.meta)} == {}
 
@@ -119,3 +181,22 @@ def test_a_good_declaration_registers() -> None:
         assert register(cls) is cls and REGISTRY["probe_fd_exhaustion"] is cls
     finally:
         REGISTRY.pop("probe_fd_exhaustion", None)
+
+
+def test_the_guides_helpers_exist_where_it_says() -> None:
+    """Every helper in extending.md's "Helpers the templates use" table is in the module its row names."""
+    import importlib
+    import re
+    from pathlib import Path
+
+    guide = (Path(__file__).resolve().parents[2] / "docs" / "extending.md").read_text()
+    table = guide[guide.index("### Helpers the templates use"):guide.index("### `FaultMeta`")]
+    rows = [line.split("|")[1:3] for line in table.splitlines() if line.startswith("| `")]
+    assert len(rows) >= 10, rows
+    for names, where in rows:
+        module = importlib.import_module("srezero." + where.strip().strip("`").removesuffix(".py").replace("/", "."))
+        for name in re.findall(r"`([\w.]+)", names):
+            obj = module
+            for part in name.split("."):
+                assert hasattr(obj, part), f"extending.md: {name} is not in {module.__name__}"
+                obj = getattr(obj, part)

@@ -56,6 +56,10 @@ CASES = [
      "params = { read_error_rate = 0.9 }", "faults[1].params.read_error_rate", "0.9 is outside its range [0.005, 0.5]"),
     ("param-unknown", "", "", "[[faults]]\nprimitive = 'latent_sector_errors'\ntarget = 'disk(database.primary)'\n"
      "params = { rate = 0.1 }", "faults[1].params.rate", "has no parameter 'rate'"),
+    ("param-typo", "", "", "[[faults]]\nprimitive = 'latent_sector_errors'\ntarget = 'disk(database.primary)'\n"
+     "params = { read_eror_rate = 0.1 }", "faults[1].params.read_eror_rate",
+     "latent_sector_errors has no parameter 'read_eror_rate'; did you mean read_error_rate? "
+     "(parameters: read_error_rate, growth)"),
     ("param-type", "", "", "[[faults]]\nprimitive = 'latent_sector_errors'\ntarget = 'disk(database.primary)'\n"
      "params = { read_error_rate = 'high' }", "faults[1].params.read_error_rate", 'must be a number (write a number, without quotes; got "high")'),
     ("at-negative", "", "at = -5", "", "faults[0].at", "greater than or equal to 0"),
@@ -302,3 +306,14 @@ def test_a_directory_named_like_a_task_file_is_called_a_directory(tmp_path: Path
     (tmp_path / "d.toml").mkdir()
     with pytest.raises(ValueError, match="a directory, not a task file"):
         srezero.get_task(str(tmp_path / "d.toml"))
+
+
+def test_a_misspelt_parameter_in_a_params_dict_gets_a_hint() -> None:
+    """Built from Python rather than TOML, a FaultSpec's params dict gets the same did-you-mean."""
+    from pydantic import ValidationError
+
+    from srezero.task.spec import FaultSpec
+
+    with pytest.raises(ValidationError, match=r"@params\.overcomit: conntrack_full has no parameter 'overcomit'; "
+                                              r"did you mean overcommit\? \(parameters: overcommit\)"):
+        FaultSpec(primitive="conntrack_full", target="node(web_server[*])", params={"overcomit": 4.0})
