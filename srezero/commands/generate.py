@@ -35,7 +35,10 @@ def generate_cmd(out_dir: str | None, n: int | None, sample_seed: int | None, pr
     load_all()
     unknown = [p for p in primitives if p not in REGISTRY]
     if unknown:
-        raise click.ClickException(f"unknown fault primitive(s) {', '.join(unknown)}; see `srezero faults`")
+        from srezero.errors import did_you_mean
+
+        lines = [f"unknown fault primitive {p!r}{did_you_mean(p, REGISTRY)}" for p in unknown]
+        raise click.ClickException("\n".join([*lines, "(`srezero faults` lists them)"]))
     chosen = list(gen.variants(tuple(primitives) if primitives else None))
     if n is not None and n < len(chosen):
         if sample_seed is not None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Generator
 from typing import TYPE_CHECKING, Any
 
+from srezero.errors import did_you_mean
 from srezero.faults.base import (
     Fault,
     FaultMeta,
@@ -52,7 +53,9 @@ class ConfigFault(Fault):
         self.key = self.params.get("key") or self.key
         if cfg.key_type(self.service, self.key) is None:
             keys = ", ".join(sorted(cfg.BY_SERVICE.get(self.service, {})))
-            raise ParamError("key", f"{self.meta.name}: {self.service} has no config key {self.key!r}; its keys: {keys}")
+            hint = did_you_mean(self.key, cfg.BY_SERVICE.get(self.service, {}))
+            raise ParamError("key", f"{self.meta.name}: {self.service} has no config key {self.key!r}{hint} (its keys: "
+                                    f"{keys})")
         self.original = svc.config.get(self.key)
         if "value" in self.params:  # the service would refuse it from anyone: a fault cannot set what set_config cannot
             try:

@@ -173,7 +173,9 @@ def test_generate_cli_summary_and_filters() -> None:
     assert out.exit_code == 0
     assert {orjson.loads(line)["primitive"] for line in out.output.splitlines()} == {"crash_loop"}
     out = CliRunner().invoke(cli, ["generate", "--primitive", "nope"])
-    assert out.exit_code != 0 and "unknown fault primitive" in out.output
+    assert out.exit_code != 0 and "unknown fault primitive 'nope'" in out.output
+    out = CliRunner().invoke(cli, ["generate", "--primitive", "crash_lop"])
+    assert out.exit_code != 0 and "unknown fault primitive 'crash_lop'; did you mean crash_loop?" in out.output
 
 
 def test_check_prints_a_viability_summary() -> None:

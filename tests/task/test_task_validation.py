@@ -99,7 +99,9 @@ CASES = [
     ("typo-hint", "dificulty = 'easy'", "", "", "dificulty", "did you mean difficulty?"),
     ("alias-hint", "", "onset = 60", "", "faults[0].onset", "did you mean at?"),
     ("config-key", "", "", "[[faults]]\nprimitive = 'bad_config'\ntarget = 'cache'\n"
-     "params = { key = 'no_such_key', value = 1 }", "faults[1].params.key", "has no config key 'no_such_key'; its keys: "),
+     "params = { key = 'no_such_key', value = 1 }", "faults[1].params.key", "has no config key 'no_such_key' (its keys: "),
+    ("config-key-typo", "", "", "[[faults]]\nprimitive = 'bad_config'\ntarget = 'cache'\n"
+     "params = { key = 'ttl', value = 60 }", "faults[1].params.key", "has no config key 'ttl'; did you mean ttl_s?"),
     ("config-value-refused", "", "", "[[faults]]\nprimitive = 'bad_config'\ntarget = 'cache'\n"
      "params = { key = 'ttl_s', value = -5 }", "faults[1].params.value", "cache accepts ttl_s from 1 to 31536000, not -5"),
     ("params-scalar", "", "", "[[faults]]\nprimitive = 'nic_packet_loss'\ntarget = 'node(web_server[*])'\nparams = 0.2",
@@ -138,7 +140,7 @@ def test_broken_file_names_file_field_and_problem(tmp_path: Path, case: str, top
     path = _write(tmp_path, case, top, fault, rest)
     (result,), _cross = validate_paths([path])
     _, spec, problems = result
-    assert spec is None or case in ("config-key", "config-value-refused", "difficulty-range")
+    assert spec is None or case in ("config-key", "config-key-typo", "config-value-refused", "difficulty-range")
     lines = [str(p) for p in problems]
     assert any(line.startswith(f"{path}: {field}: ") and problem in line for line in lines), lines
 
