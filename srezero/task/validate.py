@@ -166,6 +166,9 @@ class SeedCheck:
     #: Not checked for a control task (``no_fault``), whose page is noise by design.
     quiet_page_s: float | None = None
     no_fault: bool = False
+    #: Faults that had not begun when the page fired ("faults[1] (memory_leak)"): the ground truth,
+    #: evidence and fix are taken at the page, so theirs would describe a fault that does not exist yet.
+    late: list[str] = field(default_factory=list)
 
     @property
     def problems(self) -> list[str]:
@@ -175,6 +178,10 @@ class SeedCheck:
         elif self.quiet_page_s is None and not self.no_fault:
             out.append(f"{self.alert} fires only with noise or distractors on: with noise 'quiet' and no "
                        f"distractors it never fired within {self.max_onset_s:.0f}s (the fault must page by itself)")
+        if self.late:
+            when = "" if self.page_s is None else f" ({self.page_s:.0f}s after the first onset)"
+            out.append(f"{', '.join(self.late)} had not begun when the page fired{when}: the ground truth is taken at the page, before such a fault exists; give it an earlier "
+                       "at (docs/extending.md, \"When the ground truth is taken\")")
         if self.oracle_marks < self.min_marks:
             why = "; ".join(self.reasons[:2])
             out.append(f"oracle scored {self.oracle_marks} (needs {self.min_marks:g})" + (f": {why}" if why else ""))
@@ -198,12 +205,16 @@ def check_seed(spec: TaskSpec, seed: int, min_marks: float | None = None, random
     from srezero.agents.runner import run_episode
     from srezero.sim.world import World
 
+    late: list[str] = []
+
     def seconds_to_page(s: TaskSpec) -> float | None:
         """The episode's own paging (World.page); None when the onset budget had to force it."""
         w = World.build(s, seed)
         start = w.env.now
         w.page()
         onset = min((f.at for f in s.faults), default=0.0)
+        if s is spec:
+            late.extend(f"faults[{i}] ({f.meta.name})" for i, f in enumerate(w.faults) if f.injected_at is None)
         return None if w.page_forced else w.t_page - start - onset
 
     page_s = seconds_to_page(spec)
@@ -213,7 +224,7 @@ def check_seed(spec: TaskSpec, seed: int, min_marks: float | None = None, random
     out = SeedCheck(seed, page_s, spec.budget.max_onset_s, spec.alert.name,
                     min_marks_for(spec) if min_marks is None else min_marks, r["marks"], r["evidence"]["coverage"],
                     r["invalid_actions"], list(r["evidence"]["missed"]), list(r["mitigation"]["reasons"]),
-                    quiet_page_s=quiet_page_s, no_fault=spec.ground_truth.no_fault)
+                    quiet_page_s=quiet_page_s, no_fault=spec.ground_truth.no_fault, late=late)
     if random_agent:
         rr = run_episode(srezero.make(spec, seed), registry.create("random"), seed)["result"]
         out.random_marks, out.random_success = rr["marks"], bool(rr["success"])

@@ -109,3 +109,16 @@ def test_a_control_task_may_be_paged_by_noise() -> None:
     control = next(t for t in srezero.list_tasks() if srezero.get_task(t.id).ground_truth.no_fault)
     c = check_seed(srezero.get_task(control.id), 0)
     assert c.page_s is not None and c.quiet_page_s is None and c.problems == []
+
+
+def test_a_fault_that_begins_after_the_page_fails_the_check() -> None:
+    """Its ground truth would be taken at the page, before it exists: a late memory_leak's detail named
+    no release at all ('release  leaks memory')."""
+    from srezero.task.spec import FaultSpec
+
+    spec = srezero.get_task("inc-001")
+    late = FaultSpec(primitive="memory_leak", target="web_server", at=3000, params={"minutes_to_oom": 4})
+    c = check_seed(spec.model_copy(update={"faults": (*spec.faults, late)}), 0)
+    assert c.late == ["faults[1] (memory_leak)"]
+    assert any(p.startswith("faults[1] (memory_leak) had not begun when the page fired (") for p in c.problems)
+    assert check_seed(spec, 0).late == []
