@@ -1,0 +1,438 @@
+"""The discrete Gymnasium front end: a finite catalogue of tool calls that never depends on the ground truth."""
+
+from __future__ import annotations
+
+import copy
+import json
+import os
+import re
+import subprocess
+import sys
+import warnings
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+gym = pytest.importorskip("gymnasium")
+
+from gymnasium.error import InvalidAction  # noqa: E402
+from gymnasium.utils.env_checker import check_env  # noqa: E402
+from gymnasium.vector import SyncVectorEnv  # noqa: E402
+
+import srezero  # noqa: E402
+from srezero.adapters.gym_discrete import (  # noqa: E402
+    DISKS_PER_NODE,
+    ENV_ID,
+    EXCLUDED,
+    MAX_NODES,
+    SEEDED_MAX_NODES,
+    DiscreteActions,
+    build_catalogue,
+    make_discrete_env,
+)
+from srezero.backend import SimBackend  # noqa: E402
+from srezero.episode import Episode  # noqa: E402
+from srezero.sim.components import SERVICE_KINDS  # noqa: E402
+from srezero.task.spec import TopologySpec  # noqa: E402
+from srezero.tools.parse import parse_action  # noqa: E402
+from srezero.tools.registry import load_tools, target_of  # noqa: E402
+
+MAKE_ID = f"srezero.adapters.gym_discrete:{ENV_ID}"
+ROOT = Path(__file__).resolve().parents[2]
+TASK_IDS = [t.id for t in srezero.list_tasks()]
+#: Per node slot: 10 node metrics, 4 diagnostics, events, drain, cordon, uncordon, sync_clock, 2 cleanups, 8 claims.
+PER_NODE = 29
+#: Curated tasks whose oracle fix the catalogue holds (measured; the rest need set_config, set_sysctl,
+#: kill_process or an id read from an observation, or two claims in one submission: inc-012, inc-031).
+EXPRESSIBLE = {"inc-002", "inc-009", "inc-011", "inc-015", "inc-018", "inc-019", "inc-020", "inc-021", "inc-022",
+               "inc-023", "inc-028", "inc-036", "inc-040", "inc-041", "inc-044"}
+CONTROL = {"inc-011", "inc-044"}
+
+
+def _env(task: str = "inc-002", seed: int = 1, **kwargs: Any) -> DiscreteActions:
+    env = make_discrete_env(task, seed=seed, **kwargs)
+    env.reset()
+    return env
+
+
+def _node_names(env: DiscreteActions) -> list[str]:
+    return list(env.unwrapped.episode.backend.call("get_topology", {}).data["nodes"])
+
+
+def test_the_space_is_discrete_over_the_catalogue_and_texts_parse_back() -> None:
+    env = gym.make(MAKE_ID, task="inc-002", seed=3)
+    _, info = env.reset()
+    wrapper = env.get_wrapper_attr("catalogue")
+    assert isinstance(env.action_space, gym.spaces.Discrete)
+    assert env.action_space.n == len(wrapper) == 184 + PER_NODE * SEEDED_MAX_NODES == 329
+    actions = env.get_wrapper_attr("actions")
+    assert len(actions) == env.action_space.n and actions[0] == {"tool": "get_alerts", "args": {}}
+    assert actions[-1] == {"tool": "resolve", "args": {}}
+    text = env.get_wrapper_attr("action_text")
+    tools = load_tools()
+    for i, call in enumerate(actions):
+        tool, args = parse_action(text(i))  # the text is the same call, as a person would type it
+        assert (tool, args) == (call["tool"], tools[tool].validate(dict(call["args"]))), text(i)
+    assert len({text(i) for i in range(len(actions))}) == len(actions), "every index is a different call"
+    assert info["action_mask"].dtype == np.int8 and info["action_mask"].shape == (env.action_space.n,)
+
+
+def test_every_declared_tool_is_catalogued_or_excluded_with_a_reason() -> None:
+    catalogued = {e.tool for e in build_catalogue(SEEDED_MAX_NODES)}
+    assert catalogued.isdisjoint(EXCLUDED) and all(EXCLUDED.values())
+    assert catalogued | set(EXCLUDED) == set(load_tools()), "decide whether a new tool belongs in the catalogue"
+
+
+def test_sizes_grow_only_with_node_slots() -> None:
+    for slots in range(3, MAX_NODES + 1):
+        assert len(build_catalogue(slots)) == 184 + PER_NODE * slots
+    assert build_catalogue(5) == build_catalogue(5)  # no set iteration, no state
+
+
+def test_every_action_is_well_formed_on_every_curated_task() -> None:
+    """Every action validates against its declaration and names only services, nodes and devices
+    get_topology shows; only the slots of a missing 5th node are masked."""
+    tools = load_tools()
+    for tid in TASK_IDS:
+        env = _env(tid, seed=0)
+        topo = env.unwrapped.episode.backend.call("get_topology", {}).data
+        nodes = set(topo["nodes"])
+        devices = {d for n in topo["nodes"].values() for d in n["disks"]}
+        mask = env.action_masks()
+        assert mask.sum() == len(mask) - PER_NODE * (SEEDED_MAX_NODES - len(nodes)), tid
+        for call, ok in zip(env.actions, mask):
+            if not ok:
+                continue
+            args = tools[call["tool"]].validate(dict(call["args"]))
+            named = [target_of(call["tool"], args)] + [c["entity"] for c in args.get("root_causes", ())]
+            assert all(n in ("", *SERVICE_KINDS, *nodes) for n in named), (tid, call)
+            assert args.get("device", "nvme0n1") in devices, (tid, call)
+
+
+@pytest.mark.parametrize("task", ["inc-002", "inc-022"])
+def test_every_action_steps_once_without_an_invalid_action_error(task: str) -> None:
+    """Reads and submits in a few episodes, every write (and resolve) on a fresh one. The only refusals:
+    a missing node slot (masked) and a node write on a node that is down (inc-022: "No route to host"),
+    which is what the same text call gets from the core."""
+    tools = load_tools()
+    env = _env(task, seed=0)
+    mask = env.action_masks()
+    down = {n.name for n in env.unwrapped.episode.world.topo.nodes if not n.up}  # the harness may look
+    refused = []
+
+    def play(indices: list[int]) -> None:
+        env.reset(seed=0)
+        for i in indices:
+            *_, terminated, truncated, info = env.step(i)
+            if info["invalid"]:
+                refused.append((i, info["error"]))
+            assert not truncated, "a chunk must fit in the budgets"
+            if terminated:
+                return
+
+    free = [i for i, e in enumerate(env.catalogue) if tools[e.tool].kind == "read" or e.tool == "submit_diagnosis"]
+    for k in range(0, len(free), 30):
+        play(free[k:k + 30])
+    for i in sorted(set(range(len(env.catalogue))) - set(free)):
+        play([i])
+    for i, error in refused:
+        call = env.actions[i]
+        assert not mask[i] or (call["args"].get("node") in down and "No route to host" in error), (call, error)
+    assert (task == "inc-022") == bool(down)
+
+
+def test_same_seed_and_indices_give_identical_episodes() -> None:
+    def rollout() -> list[Any]:
+        env = gym.make(MAKE_ID, task="inc-019", seed=4)
+        _, info = env.reset()
+        rng = np.random.default_rng(0)
+        out: list[Any] = []
+        for _ in range(12):
+            i = int(rng.choice(np.flatnonzero(info["action_mask"])))
+            obs, reward, terminated, truncated, info = env.step(i)
+            out.append((i, obs, reward, terminated, truncated, info["data"], info["invalid"]))
+            if terminated or truncated:
+                break
+        return out
+
+    first = rollout()
+    assert first == rollout()
+
+
+def test_an_index_is_the_same_step_as_its_text_call_on_the_core_api() -> None:
+    """The wrapper's own topology read at reset is free and changes nothing: the same calls sent as text
+    through srezero.make give byte-identical trajectories and results."""
+    env = gym.make(MAKE_ID, task="inc-002", seed=3)
+    _, info = env.reset()
+    rng = np.random.default_rng(7)
+    texts = []
+    for _ in range(15):
+        i = int(rng.choice(np.flatnonzero(info["action_mask"])))
+        texts.append(env.get_wrapper_attr("action_text")(i))
+        _, _, terminated, truncated, info = env.step(i)
+        if terminated or truncated:
+            break
+    core = srezero.make("inc-002", 3)
+    core.reset()
+    for text in texts:
+        core.step(text)
+    wrapped = env.unwrapped.episode
+    assert [(t["tool"], t["args"], t["text"], t["reward"]) for t in wrapped.trajectory] == \
+        [(t["tool"], t["args"], t["text"], t["reward"]) for t in core.trajectory]
+    assert wrapped.finish() == core.finish()
+
+
+def test_the_catalogue_is_the_same_in_another_process_and_hash_seed() -> None:
+    code = ("import json; from srezero.adapters.gym_discrete import build_catalogue; "
+            "print(json.dumps([e.text for e in build_catalogue(5)]))")
+    env = {**os.environ, "PYTHONHASHSEED": "12345"}
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, env=env, cwd=ROOT)
+    assert json.loads(out.stdout) == [e.text for e in build_catalogue(5)]
+
+
+# ---------------------------------------------------------------------- no ground truth in the action list
+def test_every_curated_task_has_the_same_catalogue() -> None:
+    catalogues = {tid: make_discrete_env(tid).catalogue for tid in TASK_IDS}
+    assert len({tuple(e.text for e in c) for c in catalogues.values()}) == 1
+
+
+def test_same_topology_different_faults_give_identical_actions() -> None:
+    """inc-001's faults under inc-002's id (hence inc-002's seeded topology): the concrete calls are the
+    same, name for name, although the root causes differ."""
+    real = srezero.get_task("inc-002")
+    other = srezero.get_task("inc-001").model_copy(update={"id": real.id})
+    assert real.faults != other.faults and real.topology == other.topology
+    for seed in (0, 1, 2):
+        a, b = _env(real, seed=seed), _env(other, seed=seed)
+        assert a.unwrapped.episode.ground_truth() != b.unwrapped.episode.ground_truth()
+        assert a.actions == b.actions and (a.action_masks() == b.action_masks()).all()
+
+
+def test_the_wrapper_reads_only_the_get_topology_tool(monkeypatch: pytest.MonkeyPatch) -> None:
+    calls: list[str] = []
+    original = SimBackend.call
+
+    def spy(self: SimBackend, tool: str, args: dict[str, Any]) -> Any:
+        calls.append(tool)
+        return original(self, tool, args)
+
+    def refuse(*_: Any) -> Any:
+        raise AssertionError("the discrete wrapper read the ground truth")
+
+    monkeypatch.setattr(SimBackend, "call", spy)
+    monkeypatch.setattr(Episode, "ground_truth", refuse)
+    monkeypatch.setattr(Episode, "oracle_plan", refuse)
+    env = make_discrete_env("inc-013", seed=2)
+    env.reset()
+    assert calls == ["get_topology"]
+    env.step(0)
+    assert calls == ["get_topology", "get_alerts"] and env.actions and env.action_text(5)
+
+
+def _strings(value: Any) -> set[str]:
+    if isinstance(value, str):
+        return {value}
+    if isinstance(value, dict):
+        return set().union(*map(_strings, value.values()))
+    if isinstance(value, list):
+        return set().union(*map(_strings, value))
+    return set()
+
+
+def _enums(schema: Any) -> set[str]:
+    """Every declared choice anywhere in a JSON schema."""
+    if isinstance(schema, dict):
+        return set(schema.get("enum", ())).union(*map(_enums, schema.values()))
+    if isinstance(schema, list):
+        return set().union(*map(_enums, schema))
+    return set()
+
+
+def test_every_string_in_the_catalogue_is_public_vocabulary() -> None:
+    """Every name and value the actions hold is a service, a node or device get_topology lists, a
+    declared choice (schema enum), a metric name get_topology lists, or a fixed default: no key, value,
+    pid, process, slot or message id, so nothing can come from a fault. And every service and node is
+    named alike, so the culprit is never singled out."""
+    from srezero.sim import metrics
+
+    enums = set().union(*(_enums(t["parameters"]) for t in srezero.tool_specs()))
+    for tid in TASK_IDS:
+        env = _env(tid, seed=0)
+        topo = env.unwrapped.episode.backend.call("get_topology", {}).data
+        nodes = list(topo["nodes"])
+        missing = {f"<no node {k}>" for k in range(len(nodes), SEEDED_MAX_NODES)}
+        missing |= {f"<no disk {d} of node {k}>" for k in range(len(nodes), SEEDED_MAX_NODES)
+                    for d in range(DISKS_PER_NODE)}
+        devices = {d for n in topo["nodes"].values() for d in n["disks"]}
+        metric_names = {*metrics.SERVICE_BASE, *metrics.NODE_METRICS, *sum(metrics.SERVICE_EXTRA.values(), ())}
+        public = {*SERVICE_KINDS, *nodes, *devices, *missing, *enums, *metric_names, "", "warn"}
+        strings = _strings([a["args"] for a in env.actions])
+        assert strings <= public, (tid, strings - public)
+        claimed = {c["entity"] for a in env.actions for c in a["args"].get("root_causes", ())}
+        assert claimed == {*SERVICE_KINDS, *nodes} | {m for m in missing if "disk" not in m}, tid
+        for rc in env.unwrapped.episode.truth:  # finer names than a node or a service never appear
+            if rc.entity not in {*SERVICE_KINDS, *nodes}:
+                assert rc.entity not in strings, (tid, rc.entity)
+
+
+# ---------------------------------------------------------------------- API edges
+def test_out_of_range_and_non_integer_indices_raise_and_change_nothing() -> None:
+    env = _env()
+    n = env.action_space.n
+    for bad in (n, -1, np.int64(n), 1.0, True, "0", None, np.array([0])):
+        with pytest.raises(InvalidAction, match=r"integer index in 0\.\."):
+            env.step(bad)
+    with pytest.raises(InvalidAction):
+        env.action_text(n)
+    *_, info = env.step(np.int64(0))
+    assert info["step"] == 1 and not info["invalid"]  # the refused indices cost nothing
+    *_, info = env.step(np.array(0))
+    assert info["step"] == 2
+
+
+def test_before_reset_the_catalogue_shows_slots() -> None:
+    env = make_discrete_env("inc-002", seed=0)
+    assert env.action_text(env.catalogue.index(next(e for e in env.catalogue if e.tool == "drain_node"))) \
+        == "drain_node(node=<node 0>)"
+    with pytest.raises(RuntimeError, match="reset"):
+        env.step(0)
+    with pytest.raises(RuntimeError, match="reset"):
+        _ = env.actions
+
+
+def test_check_env_passes_for_every_curated_task() -> None:
+    for tid in TASK_IDS:
+        env = gym.make(MAKE_ID, task=tid, seed=7)
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            check_env(env)
+        messages = [str(w.message) for w in caught]
+        # the checker always says a wrapper is not the unwrapped env: that is what this is
+        assert all("different from the unwrapped version" in m for m in messages), (tid, messages)
+        env.close()
+    rebuilt = gym.make(env.spec)  # the spec names the wrapped env once: no second DiscreteActions
+    assert rebuilt.action_space == env.action_space
+
+
+def test_a_missing_node_slot_is_masked_and_an_invalid_step() -> None:
+    seed = next(s for s in range(50) if len(_node_names(_env("inc-001", seed=s))) < SEEDED_MAX_NODES)
+    env = _env("inc-001", seed=seed)
+    masked = np.flatnonzero(env.action_masks() == 0)
+    assert len(masked) == PER_NODE
+    obs, _, *_, info = env.step(int(masked[0]))
+    assert info["invalid"] and "<no node 4>" in obs
+    assert not set(env.action_space.sample(mask=env.action_masks()) for _ in range(200)) & set(masked.tolist())
+
+
+def test_the_seeded_topology_fits_the_default_slots() -> None:
+    for tid in ("inc-001", "inc-020"):
+        for seed in range(10):
+            nodes = _env(tid, seed=seed).unwrapped.episode.backend.call("get_topology", {}).data["nodes"]
+            assert len(nodes) <= SEEDED_MAX_NODES and all(len(n["disks"]) == DISKS_PER_NODE for n in nodes.values())
+
+
+def test_node_slots_size_the_space_and_guard_task_switches() -> None:
+    wide = make_discrete_env("inc-002", seed=0, node_slots=MAX_NODES)
+    assert wide.action_space.n == 184 + PER_NODE * MAX_NODES
+    wide.reset(options={"task": "inc-043"})
+    assert wide.unwrapped.task == "inc-043" and wide.action_masks().sum() <= 184 + PER_NODE * SEEDED_MAX_NODES
+    six = srezero.get_task("inc-002").model_copy(update={"topology": TopologySpec(nodes=6)})
+    assert make_discrete_env(six).action_space.n == 184 + PER_NODE * 6
+    env = _env("inc-002", seed=0)
+    before = env.actions
+    with pytest.raises(ValueError, match="node_slots=8"):
+        env.reset(options={"task": six})
+    assert env.unwrapped.task == "inc-002" and env.actions == before
+    for bad in (4, 9, True, 5.0):
+        with pytest.raises(ValueError, match="node_slots"):
+            make_discrete_env("inc-002", node_slots=bad)
+    with pytest.raises(TypeError):
+        DiscreteActions(gym.make("CartPole-v1"))
+
+
+def test_vector_env_batches_the_mask_and_steps_indices() -> None:
+    venv = SyncVectorEnv([lambda: gym.make(MAKE_ID, task="inc-001") for _ in range(2)])
+    _, info = venv.reset(seed=[0, 1])
+    assert info["action_mask"].shape == (2, venv.single_action_space.n)
+    _, _, _, _, info = venv.step(np.array([0, 1]))
+    assert list(info["tool"]) == ["get_alerts", "get_topology"]
+
+
+def test_deepcopy_continues_like_the_original() -> None:
+    env = _env("inc-002", seed=5)
+    env.step(0)
+    twin = copy.deepcopy(env)
+    assert twin.actions == env.actions
+    assert twin.step(7)[0] == env.step(7)[0]
+
+
+# ---------------------------------------------------------------------- what the catalogue can solve
+def _oracle_indices(env: DiscreteActions) -> tuple[list[int], bool]:
+    """The oracle plan as catalogue indices: writes and resolve exactly (defaults filled in), reads the
+    same call or else the same tool on the same target, the diagnosis as one claim on the coarsest
+    name (a key's service, a disk's node, a replica's service) with the placeholder detail. Returns the
+    indices and whether every write and the diagnosis had an index."""
+    tools = load_tools()
+    topo = env.unwrapped.episode.backend.call("get_topology", {}).data
+    service_of = {r: s for s, reps in topo["services"].items() for r in reps}
+    concrete = [(a["tool"], tools[a["tool"]].validate(dict(a["args"]))) for a in env.actions]
+    indices, complete = [], True
+    for step in env.unwrapped.episode.oracle_plan():
+        tool, args = step["tool"], dict(step["args"])
+        if tool == "submit_diagnosis":
+            claims = args["root_causes"]
+            complete &= len(claims) <= 1
+            args = {"root_causes": [{"entity": service_of.get(c["entity"], re.split(r"[./:]", c["entity"])[0]),
+                                     "category": c["category"], "detail": ""} for c in claims[:1]]}
+        elif tool == "resolve":
+            args = {}
+        key = (tool, tools[tool].validate(args))
+        near = [i for i, (t, a) in enumerate(concrete) if t == tool and target_of(t, a) == target_of(tool, args)]
+        if key in concrete:
+            indices.append(concrete.index(key))
+        elif tools[tool].kind == "read" and near:
+            indices.append(near[0])
+        else:
+            complete &= tools[tool].kind == "read"
+    return indices, complete
+
+
+def test_the_oracle_plan_maps_onto_the_catalogue_where_its_fix_is_expressible() -> None:
+    """Measured, not hoped: 15 of the 44 curated tasks have their fix in the catalogue. Those are mitigated
+    by the mapped oracle (controls score 100; faulty tasks 85 at most: the placeholder detail fails one
+    checklist question of eight); on the rest, the mapped plan mitigates nothing."""
+    expressible = set()
+    for tid in TASK_IDS:
+        env = _env(tid, seed=0, reward="sparse")
+        indices, complete = _oracle_indices(env)
+        for i in indices:
+            *_, terminated, truncated, info = env.step(i)
+            if terminated or truncated:
+                break
+        result = info["result"]
+        assert terminated and result["invalid_actions"] == 0 and result["wrong_fixes"] == 0, tid
+        if complete:
+            expressible.add(tid)
+            assert result["mitigated"], tid
+            if tid in CONTROL:
+                assert result["success"] and result["marks"] == 100.0
+            else:
+                assert result["diagnosis"]["score"] == 0.875 and 80.0 <= result["marks"] <= 85.0, tid
+        else:
+            assert not result["mitigated"], tid
+    assert expressible == EXPRESSIBLE
+
+
+def test_the_docs_quote_the_measured_sizes_and_their_snippet_runs() -> None:
+    text = (ROOT / "docs" / "integrations.md").read_text()
+    section = text[text.index("### Discrete actions"):text.index("## MCP")]
+    assert f"{len(build_catalogue(SEEDED_MAX_NODES))} actions" in section
+    assert f"{len(EXPRESSIBLE)} of the {len(TASK_IDS)} curated tasks" in section
+    assert all(name in section for name in EXCLUDED)
+    snippet = re.search(r"```python\n(.*?)```", section, re.S)
+    assert snippet, "docs/integrations.md: the discrete env's snippet is gone"
+    namespace: dict[str, Any] = {}
+    exec(compile(snippet.group(1), "integrations.md", "exec"), namespace)
+    assert namespace["env"].action_space.n == 329 and namespace["info"]["step"] == 1
