@@ -407,7 +407,8 @@ def write_tag(env: Episode, result: dict[str, Any], write: dict[str, Any], path:
     """How a write is judged, in words. A write that worked on the root cause while that fault was still
     in effect at the end was only part of the fix: the tag says what the good path still needed."""
     if not write["addresses_root_cause"]:
-        return "wrong fix" + (" (aimed at a red herring)" if write.get("distractor") else "")
+        return ("wrong fix" + (" (aimed at a red herring)" if write.get("distractor") else "")
+                + f", {gp.why_wrong(env, result, write, path)}")
     fault = gp.fault_of(write)
     missing = gp.still_needed(env, result, path, fault) if path is not None and fault else None
     if missing is None:

@@ -90,3 +90,30 @@ def still_needed(env: Episode, result: dict[str, Any], path: GoodPath, fault: st
         if undone:  # a wait in the fix is time to let it work: needed again after the missing steps
             missing += [s for s in steps if (s in undone or s["tool"] == "wait") and s not in missing]
     return missing
+
+
+def why_wrong(env: Episode, result: dict[str, Any], write: dict[str, Any], path: GoodPath | None) -> str:
+    """Why a write judged wrong did not help, from what the write judge knew of each fault: it acted
+    where no root cause is, or where one is but with something that does not cure it (then the fix that
+    would have), or after the causes were already cured."""
+    from srezero.scoring.naming import norm
+    from srezero.tools.registry import target_of
+
+    if not env.faults:
+        return "nothing was broken (a false alarm), so any change only adds risk"
+    if str(write.get("reason") or "").startswith("right place, unsafe value"):
+        return "the right setting, but the value is outside what is safe for it"
+    ttm = result.get("ttm_s")
+    if ttm is not None and float(write["at"]) >= float(ttm):
+        return "the root cause was already mitigated by then"
+    target = norm(target_of(str(write["tool"]), write.get("args") or {}))
+    judge = env.judge
+    for i, fault in enumerate(judge.faults):
+        if target and target in judge.related[i]:
+            fix = path.fixes.get(f"{fault.meta.name}@{fault.target.name}") if path is not None else None
+            cure = "; ".join(call_text(a) for a in fix) if fix else \
+                "; ".join(r.description for r in fault.meta.remedies)
+            return (f"{target} is where a root cause acts, but {write['tool']} does not cure it"
+                    + (f" (what does: {cure})" if cure else ""))
+    causes = " and ".join(dict.fromkeys(rc.entity for rc in env.truth))
+    return f"{target or 'what it changed'} is not where the root cause is ({causes})"

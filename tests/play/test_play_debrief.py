@@ -289,3 +289,23 @@ def test_play_survives_a_terminal_that_is_not_utf8(tmp_path: Path, encoding: str
     assert "-- step 1 " in out and "DEBRIEF" in out and "transcript saved to" in out
     assert f"marks 0.0/100 {'|' if encoding == 'ascii' else chr(183)} diagnosis" in out  # cp1252 has the dot
     assert [t["tool"] for t in orjson.loads(rec.read_bytes())["trajectory"]] == ["get_alerts", "get_status", "resolve"]
+
+
+def test_a_wrong_fix_says_why_it_did_not_help() -> None:
+    """Each wrong write gets its reason: the wrong place (naming the cause), the right place with a write
+    that does not cure it (naming what does), after the cure, or any write on a false alarm."""
+    s = _play("inc-001", 2, ['restart(target="worker")', 'scale(service="web_server", replicas=6)'])
+    fix = next(a for a in gp.good_path(s.env).plan if a["tool"] == "set_config")
+    s.handle(gp.call_text(fix))
+    s.handle("wait(seconds=300)")
+    s.handle('restart(target="worker")')
+    s.handle("resolve()")
+    text = " ".join(debrief.render(s.env, s.info["result"], [], width=400).split())
+    assert ("restart(target='worker'): wrong fix, worker is where a root cause acts, but restart does not cure it "
+            f"(what does: {gp.call_text(fix)})") in text
+    assert "replicas=6): wrong fix, web_server is not where the root cause is (worker.env.DATABASE_URL)" in text
+    assert "wrong fix, the root cause was already mitigated by then" in text
+    control = next(t.id for t in list_tasks() if srezero.get_task(t.id).ground_truth.no_fault)
+    c = _play(control, 0, ['restart(target="web_server")', "resolve()"])
+    assert re.search(r"wrong fix( \(aimed at a red herring\))?, nothing was broken \(a false alarm\)", " ".join(
+        debrief.render(c.env, c.info["result"], [], width=400).split()))
