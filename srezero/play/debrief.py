@@ -224,8 +224,10 @@ def timeline(env: Episode, result: dict[str, Any], hints: list[dict[str, Any]]) 
         elif at_onset or sets_cause:
             mark = "  <- the root cause"
             if old:
+                reached = _wide_changes_read(env, c)
                 mark += (f" (older than get_changes' default {CHANGES_WINDOW_S / 3600:g} h: "
-                         "get_changes(window_h=...) reaches it)")
+                         + (f"your get_changes at step {reached} reached it)" if reached else
+                            "get_changes(window_h=...) reaches it)"))
         else:
             mark = ""
         add(c.at - t0, "change", f"{c.service} {c.kind}: {c.detail} (by {c.author}){mark}")
@@ -257,6 +259,20 @@ def timeline(env: Episode, result: dict[str, Any], hints: list[dict[str, Any]]) 
         "counts stop here)")
     items.sort(key=lambda x: x[:3])
     return [(t, kind, text) for t, _, _, kind, text in items]
+
+
+def _wide_changes_read(env: Episode, change: Any) -> int | None:
+    """The first step whose get_changes look-back reached ``change`` (a latent cause older than the
+    default window), or None."""
+    w = env.world
+    for t in env.trajectory:
+        args = t.get("args") or {}
+        if t.get("tool") != "get_changes" or not t.get("ok") or args.get("service") not in (None, "", change.service):
+            continue
+        asked_at = w.t_page + float(t["sim_time_s"])
+        if float(args.get("window_h", CHANGES_WINDOW_S / 3600)) * 3600 >= asked_at - change.at:
+            return int(t["step"])
+    return None
 
 
 def end_reason(env: Episode, result: dict[str, Any]) -> str:

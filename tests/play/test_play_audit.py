@@ -317,3 +317,19 @@ def test_piped_help_is_wrapped_to_the_default_width() -> None:
     out = io.StringIO()  # not a terminal
     shell_mod.PlayShell(s, Style(False), stdin=io.StringIO(), stdout=out).onecmd("help")
     assert max(len(line) for line in out.getvalue().splitlines()) <= text_mod.WIDTH
+
+
+def test_an_old_root_cause_change_the_player_did_reach_says_so() -> None:
+    """The window note tells a player who widened get_changes that their read reached the change, instead
+    of telling them how to (a review found the advice repeated after get_changes(window_h=80))."""
+    for seed in range(5):
+        s = _play("inc-026", seed, ["get_alerts()", "resolve()"])
+        cause = next(text for _, text in _change_rows(s) if "<- the root cause" in text)
+        if "window_h=" in cause:
+            break
+    else:
+        pytest.skip("no seed with a root cause older than the window")
+    wide = _play("inc-026", seed, ["get_changes(window_h=24)", 'get_changes(service="cache", window_h=200)',
+                                   'get_changes(service="database", window_h=200)', "resolve()"])
+    cause = next(text for _, text in _change_rows(wide) if "<- the root cause" in text)
+    assert cause.endswith("your get_changes at step 3 reached it)"), cause
