@@ -78,7 +78,8 @@ def _fmt(v: float) -> str:
 
 @tool("read", 5)
 def get_alerts(ctx: ToolContext) -> ToolOutput:
-    """List firing alerts and those resolved in the last hour, newest first."""
+    """List firing alerts and those resolved in the last hour, newest first. A summary quotes the value
+    the alert fired with; query_metrics shows the value now."""
     w = ctx.world
     items = sorted(w.alerts.listing(w.now - 3600), key=lambda a: -a.started_at)
     lines = []
