@@ -60,7 +60,8 @@ WAIT_SECONDS = (60, 300)
 DETAIL_PLACEHOLDER = ""
 
 #: Tools left out of the catalogue, and why: their arguments are values a fixed list cannot hold
-#: without guessing or without reading them from observations (a test checks every declared tool is either here or in the catalogue).
+#: without guessing or without reading them from observations (a test checks every declared tool is
+#: either here or in the catalogue).
 EXCLUDED = {
     "set_config": "the value to set is task-specific (a key's safe value depends on the task and seed)",
     "set_sysctl": "the value to set is task-specific, like set_config's",
@@ -212,10 +213,10 @@ class DiscreteActions(gym.Wrapper, gym.utils.RecordConstructorArgs):
     failover, drain/cordon/uncordon and sync_clock per node, cleanup_disk per disk, vacuum,
     renew_certificate, purge_queue. Submits: "no fault", one claim per (service or node) x category
     with an empty detail, and resolve. Tools whose arguments cannot be listed without guessing are
-    left out (:data:`EXCLUDED`). ``N`` is 184 + 29 per node slot: 329 with the default 5 slots. A slot the seed's topology lacks (a 4-node seed) is an
-    invalid action (error observation, counted) and is 0 in ``info["action_mask"]`` and
-    ``action_masks()`` (int8, for ``action_space.sample(mask=...)`` and sb3-contrib's MaskablePPO); the
-    mask says only which slots exist, never which action helps. An index outside ``0..N-1`` or a
+    left out (:data:`EXCLUDED`). ``N`` is 184 + 29 per node slot: 329 with the default 5 slots. A slot
+    the seed's topology lacks (a 4-node seed) is an invalid action (error observation, counted) and is
+    0 in ``info["action_mask"]`` and ``action_masks()`` (int8, for ``action_space.sample(mask=...)``
+    and sb3-contrib's MaskablePPO); the mask says only which slots exist, never which action helps. An index outside ``0..N-1`` or a
     non-integer raises ``gymnasium.error.InvalidAction`` and changes nothing: it is a bug in the
     caller, not an agent's choice.
 

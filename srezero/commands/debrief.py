@@ -18,7 +18,8 @@ if TYPE_CHECKING:
 @click.option("--task", "tasks", multiple=True, metavar="TASK_ID", help="only records of this task (repeatable)")
 @click.option("--seed", "seeds", multiple=True, type=click.IntRange(min=0), help="only this seed (repeatable)")
 @TASKS_DIR
-@click.option("--width", type=click.IntRange(min=40), help="wrap to this many columns [default: the terminal's, at most 100]")
+@click.option("--width", type=click.IntRange(min=40),
+              help="wrap to this many columns [default: the terminal's, at most 100]")
 @click.option("--color", "color", type=click.Choice(["auto", "always", "never"]), default="auto", show_default=True,
               help="colour output; auto respects NO_COLOR and pipes")
 def debrief_cmd(records: tuple[str, ...], agents: tuple[str, ...], tasks: tuple[str, ...], seeds: tuple[int, ...],

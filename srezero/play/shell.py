@@ -105,13 +105,13 @@ class PlayShell(cmd.Cmd):
         return line
 
     def onecmd(self, line: str) -> bool:
+        self.session.width = help_width(self.stdout)  # help is laid out, and then fitted, at this width
         if line == "EOF":
             self.stdout.write("\n")
             # At a terminal Ctrl-D is confirmed like quit; a closed stream cannot confirm: stop now.
             # Either way the work is kept: the episode ends as it stands, with a debrief and a record.
             reply = self.session.handle("quit") if self.interactive else self.session.give_up()
         else:
-            self.session.width = help_width(self.stdout)
             reply = self.session.handle(line)
         self.show(reply)
         if reply.done:
@@ -129,7 +129,7 @@ class PlayShell(cmd.Cmd):
         if not reply.text:
             return
         # tool output is data, kept as it is; prose fits the terminal, and help also a pipe or file
-        width = help_width(self.stdout) if reply.kind == "help" else columns(self.stdout)
+        width = self.session.width if reply.kind == "help" else columns(self.stdout)
         text = fit(reply.text, width) if reply.kind != "ok" else reply.text
         if reply.kind == "error":
             text = s.red(text)

@@ -180,8 +180,9 @@ class SeedCheck:
                        f"distractors it never fired within {self.max_onset_s:.0f}s (the fault must page by itself)")
         if self.late:
             when = "" if self.page_s is None else f" ({self.page_s:.0f}s after the first onset)"
-            out.append(f"{', '.join(self.late)} had not begun when the page fired{when}: the ground truth is taken at the page, before such a fault exists; give it an earlier "
-                       "at (docs/extending.md, \"When the ground truth is taken\")")
+            out.append(f"{', '.join(self.late)} had not begun when the page fired{when}: the ground truth is "
+                       "taken at the page, before such a fault exists; give it an earlier at (docs/extending.md, "
+                       "\"When the ground truth is taken\")")
         if self.oracle_marks < self.min_marks:
             why = "; ".join(self.reasons[:2])
             out.append(f"oracle scored {self.oracle_marks} (needs {self.min_marks:g})" + (f": {why}" if why else ""))
@@ -205,21 +206,19 @@ def check_seed(spec: TaskSpec, seed: int, min_marks: float | None = None, random
     from srezero.agents.runner import run_episode
     from srezero.sim.world import World
 
-    late: list[str] = []
-
-    def seconds_to_page(s: TaskSpec) -> float | None:
-        """The episode's own paging (World.page); None when the onset budget had to force it."""
+    def seconds_to_page(s: TaskSpec) -> tuple[float | None, list[str]]:
+        """The episode's own paging (World.page): the seconds to the page, None when the onset budget had
+        to force it, and the faults that had not begun by then."""
         w = World.build(s, seed)
         start = w.env.now
         w.page()
         onset = min((f.at for f in s.faults), default=0.0)
-        if s is spec:
-            late.extend(f"faults[{i}] ({f.meta.name})" for i, f in enumerate(w.faults) if f.injected_at is None)
-        return None if w.page_forced else w.t_page - start - onset
+        late = [f"faults[{i}] ({f.meta.name})" for i, f in enumerate(w.faults) if f.injected_at is None]
+        return (None if w.page_forced else w.t_page - start - onset), late
 
-    page_s = seconds_to_page(spec)
+    page_s, late = seconds_to_page(spec)
     quiet = spec.model_copy(update={"noise": NoiseSpec(profile="quiet"), "distractors": {}})
-    quiet_page_s = None if spec.ground_truth.no_fault or page_s is None else seconds_to_page(quiet)
+    quiet_page_s = None if spec.ground_truth.no_fault or page_s is None else seconds_to_page(quiet)[0]
     r = run_episode(srezero.make(spec, seed), registry.create("oracle"), seed)["result"]
     out = SeedCheck(seed, page_s, spec.budget.max_onset_s, spec.alert.name,
                     min_marks_for(spec) if min_marks is None else min_marks, r["marks"], r["evidence"]["coverage"],
