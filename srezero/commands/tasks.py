@@ -26,7 +26,8 @@ TASKS_DIR = click.option("--tasks-dir", "dirs", multiple=True, type=click.Path(e
 @TASKS_DIR
 @click.option("--json", "as_json", is_flag=True, help="machine-readable output")
 @click.option("--markdown", is_flag=True,
-              help="the docs/tasks.md page: bundled tasks only, never private ones (spoilers: layers and failure modes)")
+              help="the docs/tasks.md page: bundled tasks only, never private ones (spoilers: layers and failure modes); "
+                   "with --no-spoilers, the spoiler-free list as a Markdown table")
 @click.option("--no-spoilers", is_flag=True,
               help="only id, split, difficulty and budget: safe to show students or an agent (titles and layers name the cause)")
 def tasks_cmd(split: str | None, difficulty: str | None, tags: tuple[str, ...], layer: str | None, root: str | None,
@@ -55,6 +56,11 @@ def _list(specs: list[tuple[TaskSpec, Path]], split: str | None, difficulty: str
             if (not split or s.split == split) and (not difficulty or s.difficulty == difficulty)
             and all(tag in s.tags for tag in tags) and (not layer or layer in s.layers)
             and (not root or root in s.roots)]
+    if markdown and no_spoilers:  # a handout: what a student may know before playing, as a table
+        click.echo("| task | split | difficulty | budget |\n|---|---|---|---|")
+        for s, _ in rows:
+            click.echo(f"| {s.id} | {s.split} | {s.difficulty} | {s.budget.steps} steps, {round(s.budget.time_s / 60)} min |")
+        return
     if markdown:
         # the published page lists only the bundled tasks and never a private one: it is public and it
         # names each task's layers and failure modes

@@ -80,6 +80,18 @@ def test_task_list_without_spoilers_names_no_cause() -> None:
         assert word not in plain.output
 
 
+def test_task_list_without_spoilers_as_markdown_is_a_handout() -> None:
+    """--markdown must not override --no-spoilers: an instructor makes a handout this way."""
+    out = _invoke("tasks", "--no-spoilers", "--markdown")
+    lines = [line for line in out.output.splitlines() if line.startswith("| inc-")]
+    assert out.exit_code == 0 and len(lines) == len(srezero.list_tasks())
+    for info in srezero.list_tasks():
+        spec = srezero.get_task(info.id)
+        assert spec.id in out.output and spec.title not in out.output
+    for word in ("application", "database", "misconfiguration", "crash_loop", "layer"):
+        assert word not in out.output
+
+
 def test_show_unknown_task_is_a_clear_error() -> None:
     out = _invoke("task", "show", "inc-0002")
     assert out.exit_code != 0 and "unknown task 'inc-0002'" in out.output and "did you mean" in out.output
