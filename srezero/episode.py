@@ -51,7 +51,7 @@ from srezero.scoring.writes import WriteJudge
 from srezero.sim.clock import TICK_S
 from srezero.sim.rng import stable_int
 from srezero.sim.world import World
-from srezero.task.spec import TaskSpec
+from srezero.task.spec import TaskSpec, budget_spent
 from srezero.tools.context import ToolContext
 from srezero.tools.parse import parse_action, recordable
 from srezero.tools.registry import ToolError, ToolSpec, load_tools
@@ -251,7 +251,8 @@ class Episode:
             st.healed_at = None
         elapsed = w.now - self.t0
         terminated = st.resolved
-        truncated = not terminated and (st.steps >= self.spec.budget.steps or elapsed >= self.spec.budget.time_s)
+        exhausted = None if terminated else budget_spent(self.spec.budget, st.steps, elapsed)
+        truncated = exhausted is not None
         obs = self._obs(out_text, tool_name, error is None, error, data)
         self.trajectory.append({"step": st.steps, "action": recordable(action),
                                 "tool": tool_name, "args": args, "ok": error is None, "error": error,
@@ -260,7 +261,7 @@ class Episode:
         if terminated or truncated:
             st.done = True
             obs.done = True
-            self.result = self._finish(truncated)
+            self.result = self._finish(exhausted or "resolve")
             if self.gamma == 1.0 or self.reward_mode == "sparse":
                 reward = self.result["marks"] / 100.0 - st.reward_sum  # the episode's rewards sum to marks/100
             else:  # a terminal state has potential 0
@@ -288,7 +289,7 @@ class Episode:
             raise RuntimeError("call reset() before finish()")
         if not self.st.done:
             self.st.done = True
-            self.result = self._finish(True)
+            self.result = self._finish("stopped")
         return self.result
 
     @property
@@ -299,16 +300,7 @@ class Episode:
     def end_cause(self) -> str | None:
         """How the episode ended: ``"resolve"``, ``"step_budget"``, ``"time_budget"`` or ``"stopped"``
         (:meth:`finish` before either); None while it runs. Front ends word it for their readers."""
-        r = self.result
-        if r is None:
-            return None
-        if r["resolved"]:
-            return "resolve"
-        if r["steps"] >= self.spec.budget.steps:
-            return "step_budget"
-        if r["sim_seconds"] >= self.spec.budget.time_s:
-            return "time_budget"
-        return "stopped"
+        return None if self.result is None else self.result["end"]
 
     # ------------------------------------------------------------------ used by submit tools
     def record_diagnosis(self, claims: list[Any], summary: str) -> int:
@@ -418,7 +410,9 @@ class Episode:
             return None
         return round(max(0.0, (self.col0 + idx[-1] + 1) * TICK_S - self.t0), 3)
 
-    def _finish(self, truncated: bool) -> dict[str, Any]:
+    def _finish(self, end: str) -> dict[str, Any]:
+        """Score the episode, which ``end`` ended: ``"resolve"``, a budget or ``"stopped"`` (:meth:`end_cause`)."""
+        truncated = end != "resolve"
         w = self.world
         st = self.st
         sim_seconds = w.now - self.t0
@@ -450,6 +444,7 @@ class Episode:
             "success": success,
             "resolved": st.resolved,
             "truncated": truncated,
+            "end": end,
             "diagnosis": d,
             "mitigated": mitigated,
             "mitigation": m,

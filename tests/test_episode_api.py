@@ -178,6 +178,9 @@ def test_end_cause_and_diagnosis_submitted() -> None:
     for _ in range(spent.spec.budget.steps):
         spent.step("get_alerts()")
     assert spent.end_cause() == "step_budget"
+    # the record says it too, so a report tells a quit from a budget running out without the task file
+    ends = [(e.result["end"], e.result["truncated"]) for e in (env, stopped, spent)]
+    assert ends == [("resolve", False), ("stopped", True), ("step_budget", True)]
 
 
 def test_a_seed_is_a_non_negative_integer() -> None:
@@ -207,4 +210,4 @@ def test_wait_stops_where_the_time_budget_does() -> None:
     obs, _r, terminated, truncated, info = env.step({"tool": "wait", "args": {"seconds": 600}})
     assert "of 600 (the time budget ran out)" in obs.text and truncated and not terminated
     assert budget <= info["sim_time_s"] < budget + 1.0  # not 600 s past the budget
-    assert env.end_cause() == "time_budget"
+    assert env.end_cause() == "time_budget" == info["result"]["end"]

@@ -22,6 +22,7 @@ from typing import Any
 from srezero.backends._k8s_workloads import available, desired, list_workloads, problems
 from srezero.backends.prometheus import PIPELINE_ALERTS, BackendError, PermissionDenied, alert_line, cap
 from srezero.episode import Briefing, Observation
+from srezero.task.spec import budget_spent
 from srezero.tools.context import ToolContext
 from srezero.tools.kubectl import live_names
 from srezero.tools.parse import UnknownTool, parse_action, recordable, unwrap_markdown
@@ -193,14 +194,15 @@ class LiveEpisode:
                                     "partial": True})
         elapsed = self.elapsed()
         terminated = self.resolved
-        truncated = not terminated and (self.steps >= self.spec.budget.steps or elapsed >= self.spec.budget.time_s)
+        exhausted = None if terminated else budget_spent(self.spec.budget, self.steps, elapsed)
+        truncated = exhausted is not None
         self.trajectory.append({"step": self.steps, "action": recordable(action),
                                 "tool": tool, "args": args, "ok": error is None, "error": error,
                                 "sim_time_s": round(elapsed, 3), "text": text[:OBS_TEXT_LIMIT], "reward": 0.0})
         info: dict[str, Any] = {"invalid": error is not None, "tool": tool, "sim_time_s": elapsed}
         if terminated or truncated:
             self.done = True
-            self.result = self._finish(truncated)
+            self.result = self._finish(exhausted or "resolve")
             info["result"] = copy.deepcopy(self.result)
         obs = Observation(text, tool, error is None, error, data, self.steps,
                           max(0, self.spec.budget.steps - self.steps), round(elapsed, 3),
@@ -229,7 +231,7 @@ class LiveEpisode:
             raise RuntimeError("call reset() before finish()")
         if not self.done:
             self.done = True
-            self.result = self._finish(True)
+            self.result = self._finish("stopped")
         return self.result  # type: ignore[return-value]
 
     # ------------------------------------------------------------------ used by submit tools
@@ -305,7 +307,8 @@ class LiveEpisode:
                 "slo_window_s": window if prom is not None and self.slos else None,
                 "reasons": reasons, "verify_window_s": self.verify_s}
 
-    def _finish(self, truncated: bool) -> dict[str, Any]:
+    def _finish(self, end: str) -> dict[str, Any]:
+        truncated = end != "resolve"
         try:
             m = self.verify()
         except Exception as exc:  # e.g. the wait itself failed: not verified, so not mitigated
@@ -316,7 +319,7 @@ class LiveEpisode:
         m["mitigated"] = mitigated
         return {"task_id": self.spec.id, "seed": self.seed, "backend": getattr(self.backend, "name", "?"),
                 "namespace": getattr(self.backend, "namespace", None), "marks": None, "success": None,
-                "resolved": self.resolved, "truncated": truncated,
+                "resolved": self.resolved, "truncated": truncated, "end": end,
                 "diagnosis": {"score": None, "claims": self.claims or [], "summary": self.summary,
                               "submitted": self.claims is not None},
                 "mitigated": mitigated, "mitigation": m, "invalid_actions": self.invalid,

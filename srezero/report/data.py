@@ -28,7 +28,9 @@ FAILURES: tuple[tuple[str, str, Callable[[Ep], bool]], ...] = (
     ("wrong_fix", "wrong fix", lambda e: e.ok and e.wrong_fixes > 0),
     ("premature", "premature resolution", lambda e: e.ok and e.premature),
     ("distractor", "distractor", lambda e: e.ok and e.distractor > 0),
-    ("budget", "budget exhausted", lambda e: e.ok and e.truncated),
+    # a record from before results named their end counts a truncation as the budget, as it always did
+    ("budget", "budget exhausted", lambda e: e.ok and e.truncated and e.end in (None, "step_budget", "time_budget")),
+    ("stopped", "stopped early", lambda e: e.ok and e.end == "stopped"),
     ("invalid", "invalid actions", lambda e: e.ok and e.invalid > 0),
     ("provider_error", "provider error", lambda e: e.status == PROVIDER_ERROR),
     ("agent_error", "agent error", lambda e: e.status == AGENT_ERROR),

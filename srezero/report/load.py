@@ -73,6 +73,13 @@ class Ep:
         return f"{safe_name(self.agent)}--{safe_name(self.task_id)}--s{self.seed:04d}"
 
     @property
+    def end(self) -> str | None:
+        """How the episode ended (the result's ``end``: resolve, step_budget, time_budget, stopped); None
+        for a record that failed, or one written before results named it, unless it was resolved."""
+        result = self.record.get("result") or {}
+        return result.get("end") or ("resolve" if self.resolved else None)
+
+    @property
     def is_llm(self) -> bool:
         return "usage" in self.record
 

@@ -146,7 +146,8 @@ def report_md(run: Run, lb: list[dict[str, Any]], plot_specs: Sequence[Any], plo
         "## Failure categories",
         "Episodes per agent in each category (an episode can fall into several): wrong fix = a write that "
         "addressed no root cause; premature resolution = resolved while a cause was active; distractor = a "
-        "write aimed at a red herring; budget exhausted = the step or time budget ran out; invalid actions = "
+        "write aimed at a red herring; budget exhausted = the step or time budget ran out; stopped early = ended before resolve with budget "
+        "left (a player's quit, a harness or agent stopping, an abandoned session); invalid actions = "
         "at least one; provider / agent / environment error = the episode could not be scored (it counts as zero).",
         failures_md(D.failures(eps)),
         "## Plots", plots,

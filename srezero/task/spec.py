@@ -232,6 +232,15 @@ class BudgetSpec(_Model):
     max_onset_s: StrictFloat = Field(900.0, ge=60.0, le=3600.0, description="longest wait from start to the page")
 
 
+def budget_spent(budget: BudgetSpec | Any, steps: int, elapsed_s: float) -> str | None:
+    """Which of ``budget``'s limits (``steps``, ``time_s``) ``steps`` and ``elapsed_s`` (simulated seconds
+    after the page) use up, as a result's ``end`` names it: ``"step_budget"`` or ``"time_budget"`` (steps
+    first when both run out); None while both last."""
+    if steps >= budget.steps:
+        return "step_budget"
+    return "time_budget" if elapsed_s >= budget.time_s else None
+
+
 class AlertSpec(_Model):
     """The paging alert. Without ``metric`` it names one of the built-in rules (HighErrorRate...), which
     bring their own entity, condition, severity and summary; the other fields are for a custom rule

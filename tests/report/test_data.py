@@ -12,7 +12,7 @@ from report_helpers import LLM, write_run
 
 import srezero
 from srezero.report import data as D
-from srezero.report.load import RunDirError, load_run
+from srezero.report.load import RunDirError, load_run, to_ep
 from srezero.report.plots import PLOTS, plot_data
 
 Run = tuple[Path, list[dict[str, Any]]]
@@ -221,12 +221,28 @@ def test_failure_categories(small_run: Run) -> None:
         assert counts["wrong_fix"] == sum(r["wrong_fixes"] > 0 for r in ok)
         assert counts["premature"] == sum(r["premature_resolution"] for r in ok)
         assert counts["distractor"] == sum(r["distractor_actions"] > 0 for r in ok)
-        assert counts["budget"] == sum(r["truncated"] for r in ok)
+        assert counts["budget"] == sum(r["end"] in ("step_budget", "time_budget") for r in ok)
+        assert counts["stopped"] == sum(r["end"] == "stopped" for r in ok)
         assert counts["invalid"] == sum(r["invalid_actions"] > 0 for r in ok)
         assert counts["provider_error"] == sum(r["status"] == "provider_error" for r in mine)
         assert f["episodes"][i] == len(mine)
     assert dict(zip(cat, f["counts"][f["agents"].index(LLM)]))["provider_error"] == 1
     assert sum(f["counts"][f["agents"].index("oracle")]) == 0
+
+
+def test_a_stopped_episode_is_not_counted_as_budget_exhausted() -> None:
+    """A player's quit (or a harness's finish()) with budget left is "stopped early"; a record written
+    before results named their end still counts a truncation as the budget."""
+    env = srezero.make("inc-001", 0)
+    env.reset(seed=0)
+    env.step("get_alerts()")
+    rec = {"agent": "human", "task_id": "inc-001", "seed": 0, "status": "ok", "result": env.finish(),
+           "trajectory": env.trajectory}
+    old = {**rec, "result": {k: v for k, v in env.result.items() if k != "end"}}
+    meta = ("easy", ("application",), "dev")
+    labels = [[lbl for _, lbl, pred in D.FAILURES if pred(to_ep(r, {}, meta))] for r in (rec, old)]
+    assert "stopped early" in labels[0] and "budget exhausted" not in labels[0]
+    assert "budget exhausted" in labels[1] and "stopped early" not in labels[1]
 
 
 def test_leaderboard_counts_errors_apart(small_run: Run) -> None:
