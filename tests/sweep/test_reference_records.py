@@ -87,3 +87,17 @@ def test_docs_quote_the_reference_tables():
 def test_records_were_made_by_the_current_engine():
     """A resume of records/ is refused on another engine build, so the committed run names this one."""
     assert _manifest().get("engine") == records.engine_hash(), STALE
+
+
+def test_report_guide_quotes_the_reference_compare():
+    """docs/report.md teaches reading `compare` on the reference run: its example is that run's output."""
+    from click.testing import CliRunner
+
+    from srezero.cli import cli
+
+    res = CliRunner().invoke(cli, ["compare", f"{ROOT}:runbook", f"{ROOT}:greedy"])
+    assert res.exit_code == 0, res.output
+    doc = (ROOT.parent / "docs" / "report.md").read_text()
+    block = doc.split("$ srezero compare records:runbook records:greedy\n", 1)[1].split("```", 1)[0]
+    assert block.strip() == res.output.replace(str(ROOT), "records").strip(), STALE
+
