@@ -96,7 +96,7 @@ def why_wrong(env: Episode, result: dict[str, Any], write: dict[str, Any], path:
     """Why a write judged wrong did not help, from what the write judge knew of each fault: it acted
     where no root cause is, or where one is but with something that does not cure it (then the fix that
     would have), or after the causes were already cured."""
-    from srezero.scoring.naming import norm
+    from srezero.scoring.naming import accepted_names, norm
     from srezero.tools.registry import target_of
 
     if not env.faults:
@@ -113,7 +113,10 @@ def why_wrong(env: Episode, result: dict[str, Any], write: dict[str, Any], path:
             fix = path.fixes.get(f"{fault.meta.name}@{fault.target.name}") if path is not None else None
             cure = "; ".join(call_text(a) for a in fix) if fix else \
                 "; ".join(r.description for r in fault.meta.remedies)
-            return (f"{target} is where a root cause acts, but {write['tool']} does not cure it"
-                    + (f" (what does: {cure})" if cure else ""))
+            # the root cause itself, or only tied to it (the service on a failing disk's node, the one a fix
+            # acts on): the diagnosis calls the latter a victim, so this must not call it the cause
+            where = (f"{target} is where a root cause acts, but" if target in accepted_names(env.world, env.truth[i])
+                     else f"{target} is not the root cause, only tied to it ({env.truth[i].entity}), and")
+            return f"{where} {write['tool']} does not cure it" + (f" (what does: {cure})" if cure else "")
     causes = " and ".join(dict.fromkeys(rc.entity for rc in env.truth))
     return f"{target or 'what it changed'} is not where the root cause is ({causes})"

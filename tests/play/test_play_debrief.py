@@ -305,6 +305,12 @@ def test_a_wrong_fix_says_why_it_did_not_help() -> None:
             f"(what does: {gp.call_text(fix)})") in text
     assert "replicas=6): wrong fix, web_server is not where the root cause is (worker.env.DATABASE_URL)" in text
     assert "wrong fix, the root cause was already mitigated by then" in text
+    # a service on a failing disk's node is a victim in the diagnosis, so a write at it must not call it the cause
+    d = _play("inc-002", 3, ['restart(target="database")', "resolve()"])
+    text = " ".join(debrief.render(d.env, d.info["result"], [], width=400).split())
+    disk = d.env.truth[0].entity
+    assert "/" in disk and f"database is not the root cause, only tied to it ({disk}), and restart does not cure it" in text
+    assert "database is where a root cause acts" not in text
     control = next(t.id for t in list_tasks() if srezero.get_task(t.id).ground_truth.no_fault)
     c = _play(control, 0, ['restart(target="web_server")', "resolve()"])
     assert re.search(r"wrong fix( \(aimed at a red herring\))?, nothing was broken \(a false alarm\)", " ".join(
