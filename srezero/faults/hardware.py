@@ -54,6 +54,27 @@ class HardwareFault(NodeFault):
         return [[{"tool": "cordon_node", "args": {"node": self.node.name}}]]
 
 
+#: What the clients of each kind of process on a lossy node log, in order of preference: (service whose
+#: logs show it, pattern). A web replica's proxied requests time out; the web tier's queries to a primary
+#: there time out at its client; its publishes to the broker there time out; a consumer there loses it.
+NIC_LOG_SIGNALS = (("web_server", "web_server", "i/o timeout after retransmissions"),
+                   ("database", "web_server", r"db: read tcp \S+: i/o timeout"),
+                   ("message_queue", "web_server", "publish to .* i/o timeout"),
+                   ("worker", "worker", "connection to broker .* i/o timeout"))
+
+
+def nic_log_signal(w: World, node: Node) -> list[tuple[str, str, dict[str, Any], str]]:
+    """The log signal of a NIC fault on ``node``: where the timeouts show depends on what runs there
+    (nothing in the logs when only a database replica or the cache does; the node's reads still show it)."""
+    kinds = {r.kind for r in node.replicas if r.state == "Running"}
+    if w.topo.db_primary().node is not node:
+        kinds.discard("database")
+    for kind, service, pattern in NIC_LOG_SIGNALS:
+        if kind in kinds:
+            return [("search_logs", service, {}, pattern)]
+    return []
+
+
 @register
 class NicPacketLoss(HardwareFault):
     """A failing NIC (or its cable) drops a share of packets; requests through that node time out."""
@@ -68,7 +89,8 @@ class NicPacketLoss(HardwareFault):
         signals=(Signal("node_diagnostics", "node", (("check", "limits"),), r"packet loss ([1-9]\d*)\.\d%",
                         "NIC loss counters"),
                  Signal("query_metrics", "node", (("metric", "net_loss_pct"),), "", "loss over time"),
-                 Signal("search_logs", "web_server", (), "i/o timeout after retransmissions", "timeouts")),
+                 Signal("search_logs", "web_server", (), "i/o timeout after retransmissions",
+                        "timeouts (a web node's; elsewhere, where that node's clients log them)")),
         remedies=EVACUATE,
         wrong_fix_effects="restarting pods keeps them on the same NIC; scaling adds replicas that may land there too",
         example="node(web_server[*])",
@@ -81,6 +103,9 @@ class NicPacketLoss(HardwareFault):
 
     def detail(self, w: World) -> str:
         return f"the NIC of {self.node.name} loses {self.params['loss']:.0%} of packets"
+
+    def signals(self, w: World) -> list[tuple[str, str, dict[str, Any], str]]:
+        return [*(sig for sig in super().signals(w) if sig[0] != "search_logs"), *nic_log_signal(w, self.node)]
 
 
 @register
@@ -97,7 +122,8 @@ class NicFlapping(HardwareFault):
                       description="time between flaps; each takes the link down for about 8 s"),),
         signals=(Signal("node_diagnostics", "node", (("check", "dmesg"),), "eth0: Link is Down", "link flaps"),
                  Signal("node_diagnostics", "node", (("check", "limits"),), "link flapping", "link state"),
-                 Signal("search_logs", "web_server", (), "i/o timeout after retransmissions", "timeouts")),
+                 Signal("search_logs", "web_server", (), "i/o timeout after retransmissions",
+                        "timeouts (a web node's; elsewhere, where that node's clients log them)")),
         remedies=EVACUATE,
         wrong_fix_effects="restarting pods keeps them on the same link",
         example="node(web_server[*])",
@@ -117,6 +143,9 @@ class NicFlapping(HardwareFault):
 
     def detail(self, w: World) -> str:
         return f"the network link of {self.node.name} is flapping"
+
+    def signals(self, w: World) -> list[tuple[str, str, dict[str, Any], str]]:
+        return [*(sig for sig in super().signals(w) if sig[0] != "search_logs"), *nic_log_signal(w, self.node)]
 
 
 @register

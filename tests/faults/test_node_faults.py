@@ -278,3 +278,20 @@ def test_a_runaway_job_never_shares_its_name_with_a_routine_run(monkeypatch: pyt
     assert [d.name for d in f.node.daemons].count(f.job) == 1
     result = play_oracle(NodeOOM, 0)
     assert result["mitigated"] and result["marks"] == 100.0
+
+
+@pytest.mark.parametrize("name", ["nic_packet_loss", "nic_flapping"])
+@pytest.mark.parametrize("target", ["node(database.primary)", "node(message_queue[0])", "node(worker[0])"])
+def test_a_nic_faults_log_evidence_follows_what_runs_on_the_node(name: str, target: str) -> None:
+    """A NIC fault may sit under any process: its log signal is where that process's clients log the
+    timeouts, so the oracle surfaces all its evidence whatever else shares the node (a fixed web_server
+    signal could not be surfaced when no web replica ran there, capping every agent's marks)."""
+    from tests.faults.harness import spec_for
+
+    cls = load_all()[name]
+    params = {"loss": 0.3} if name == "nic_packet_loss" else {}
+    for seed in range(12):
+        env = srezero.make(spec_for(cls, params, target), seed)
+        env.reset(seed=seed)
+        result = play(env, [a for a in env.oracle_plan() if a["tool"] != "resolve"])
+        assert result["evidence_coverage"] == 1.0, (seed, result["evidence"]["missed"])
