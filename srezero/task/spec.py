@@ -241,6 +241,26 @@ def budget_spent(budget: BudgetSpec | Any, steps: int, elapsed_s: float) -> str 
     return "time_budget" if elapsed_s >= budget.time_s else None
 
 
+def _summary_problems(summary: str) -> list[str]:
+    """What is wrong with a custom alert's summary, which is formatted with the metric's value when the
+    alert fires (an error there would crash the episode at the page)."""
+    import string
+
+    literal = "write {{ and }} for a literal brace"
+    try:
+        fields = [f for _, f, _, _ in string.Formatter().parse(summary) if f is not None]
+    except ValueError as exc:
+        return [f"@summary: {exc} ({literal})"]
+    unknown = [f for f in fields if f.split(".")[0].split("[")[0] != "value"]
+    if unknown:
+        return [f"@summary: unknown placeholder {{{unknown[0]}}}: only {{value}} is filled in ({literal})"]
+    try:
+        summary.format(value=1.0)
+    except (ValueError, TypeError, AttributeError) as exc:
+        return [f"@summary: {exc} (the value is a number: e.g. {{value:.1%}} or {{value:.0f}})"]
+    return []
+
+
 class AlertSpec(_Model):
     """The paging alert. Without ``metric`` it names one of the built-in rules (HighErrorRate...), which
     bring their own entity, condition, severity and summary; the other fields are for a custom rule
@@ -281,6 +301,8 @@ class AlertSpec(_Model):
                 problems.append(f"@metric: {self.entity} has no metric {self.metric!r}; metrics: {', '.join(known)}")
         if "threshold" not in self.model_fields_set:
             problems.append("@threshold: a custom rule needs a threshold (the value of the metric that trips it)")
+        if self.summary:
+            problems += _summary_problems(self.summary)
         if problems:
             raise ValueError("\n".join(problems))
         return self

@@ -114,6 +114,11 @@ CASES = [
      "only a custom rule (one with metric) uses entity"),
     ("custom-alert-no-threshold", "", "", "[alert]\nname = 'Checkout'\nmetric = 'error_rate'", "alert.threshold",
      "a custom rule needs a threshold"),
+    # a summary is formatted when the alert fires: a bad one crashed the episode at the page
+    ("alert-summary-placeholder", "", "", "[alert]\nname = 'Edge'\nmetric = 'error_rate'\nthreshold = 0.05\n"
+     "summary = 'errors {valu:.1%}'", "alert.summary", "unknown placeholder {valu}: only {value} is filled in"),
+    ("alert-summary-format", "", "", "[alert]\nname = 'Edge'\nmetric = 'error_rate'\nthreshold = 0.05\n"
+     "summary = 'errors {value:d}'", "alert.summary", "Unknown format code 'd'"),
     ("misleading-no-herring", "tags = ['misleading']", "", "[noise]\nextra = { benign_deploy = 1 }", "tags",
      "a task tagged misleading needs a red herring in [distractors]"),
     ("difficulty-range", "", "", "[noise]\nprofile = 'noisy'\n[distractors]\nbenign_deploy = 2", "difficulty",
