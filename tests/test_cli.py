@@ -151,7 +151,7 @@ def test_run_tells_the_human_when_the_page_was_forced(tmp_path) -> None:
     path.write_text(FORCED_PAGE)
     res = CliRunner().invoke(cli, ["run", "--task", str(path), "--agent", "random", "--seed", "0", "--quiet"])
     assert res.exit_code == 0, res.output
-    assert "note: ReplicationLagHigh never fired within 900s of onset; the page was forced" in res.output
+    assert "note: ReplicationLagHigh never fired within 900s of the history's end (budget.max_onset_s); the page was forced" in res.output
     real = CliRunner().invoke(cli, ["run", "--task", "inc-002", "--agent", "random", "--seed", "0", "--quiet"])
     assert real.exit_code == 0 and "forced" not in real.output
 

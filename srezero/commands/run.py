@@ -168,7 +168,8 @@ def _note_forced_page(task_id: str, dirs: tuple[str, ...], seed: int) -> None:
     world = World.build(spec, seed)
     world.page()  # the episode's own paging, replayed: a couple of milliseconds
     if world.page_forced:
-        click.secho(f"note: {spec.alert.name} never fired within {spec.budget.max_onset_s:.0f}s of onset; the page "
+        click.secho(f"note: {spec.alert.name} never fired within {spec.budget.max_onset_s:.0f}s of the history's end "
+                    "(budget.max_onset_s); the page "
                     "was forced by the onset budget, so the alert shown firing is not a real symptom "
                     "(`srezero task check` reports this as a task defect)", fg="yellow", err=True)
 

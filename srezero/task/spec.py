@@ -229,7 +229,7 @@ def _check_noise_names(items: dict[str, int], what: str) -> None:
 class BudgetSpec(_Model):
     steps: StrictInt = Field(40, ge=5, le=500, description="maximum agent steps")
     time_s: StrictFloat = Field(1800.0, ge=300.0, le=14400.0, description="maximum simulated seconds after the page")
-    max_onset_s: StrictFloat = Field(900.0, ge=60.0, le=3600.0, description="longest wait from start to the page")
+    max_onset_s: StrictFloat = Field(900.0, ge=60.0, le=3600.0, description="longest wait for the page, from the end of the healthy history (as faults' at counts)")
 
 
 def budget_spent(budget: BudgetSpec | Any, steps: int, elapsed_s: float) -> str | None:
@@ -386,6 +386,10 @@ class TaskSpec(_Model):
             raise ValueError("@faults: every fault has visible = false; at least one fault must cause the page")
         counts = self.topology.min_replicas()
         for i, f in enumerate(self.faults):
+            if f.at >= self.budget.max_onset_s:  # both count from the end of the healthy history
+                raise ValueError(f"@faults[{i}].at: the fault starts {f.at:g}s after the history ends, but the page is "
+                                 f"forced {self.budget.max_onset_s:g}s after it (budget.max_onset_s), before the fault "
+                                 "exists; give it an earlier at or raise budget.max_onset_s")
             problem = selector_problem(f.target, counts, fixed=self.topology.fixed())
             if problem:
                 raise ValueError(f"@faults[{i}].target: {problem}")

@@ -169,12 +169,16 @@ class SeedCheck:
     #: Faults that had not begun when the page fired ("faults[1] (memory_leak)"): the ground truth,
     #: evidence and fix are taken at the page, so theirs would describe a fault that does not exist yet.
     late: list[str] = field(default_factory=list)
+    #: The first fault's ``at``: seconds from the end of the healthy history, as ``max_onset_s`` counts.
+    onset_s: float = 0.0
 
     @property
     def problems(self) -> list[str]:
         out = []
         if self.page_s is None:
-            out.append(f"{self.alert} never fired within {self.max_onset_s:.0f}s (no symptoms)")
+            began = f", the first fault {self.onset_s:g}s after it" if self.onset_s else ""
+            out.append(f"{self.alert} never fired within {self.max_onset_s:.0f}s of the history's end "
+                       f"(budget.max_onset_s{began}): no symptoms in time")
         elif self.quiet_page_s is None and not self.no_fault:
             out.append(f"{self.alert} fires only with noise or distractors on: with noise 'quiet' and no "
                        f"distractors it never fired within {self.max_onset_s:.0f}s (the fault must page by itself)")
@@ -223,7 +227,8 @@ def check_seed(spec: TaskSpec, seed: int, min_marks: float | None = None, random
     out = SeedCheck(seed, page_s, spec.budget.max_onset_s, spec.alert.name,
                     min_marks_for(spec) if min_marks is None else min_marks, r["marks"], r["evidence"]["coverage"],
                     r["invalid_actions"], list(r["evidence"]["missed"]), list(r["mitigation"]["reasons"]),
-                    quiet_page_s=quiet_page_s, no_fault=spec.ground_truth.no_fault, late=late)
+                    quiet_page_s=quiet_page_s, no_fault=spec.ground_truth.no_fault, late=late,
+                    onset_s=min((f.at for f in spec.faults), default=0.0))
     if random_agent:
         rr = run_episode(srezero.make(spec, seed), registry.create("random"), seed)["result"]
         out.random_marks, out.random_success = rr["marks"], bool(rr["success"])

@@ -122,3 +122,14 @@ def test_a_fault_that_begins_after_the_page_fails_the_check() -> None:
     assert c.late == ["faults[1] (memory_leak)"]
     assert any(p.startswith("faults[1] (memory_leak) had not begun when the page fired (") for p in c.problems)
     assert check_seed(spec, 0).late == []
+
+
+def test_a_page_forced_soon_after_a_late_onset_names_both_times() -> None:
+    """max_onset_s counts from the end of the history, as at does: a fault at 850 s has 50 s to page, and
+    the check says so rather than only "no symptoms"."""
+    spec = srezero.get_task("inc-001")
+    late = spec.model_copy(update={"faults": (spec.faults[0].model_copy(update={"at": 850.0}),)})
+    c = check_seed(late, 0)
+    assert c.page_s is None
+    assert any("never fired within 900s of the history's end (budget.max_onset_s, the first fault 850s after it)"
+               in p for p in c.problems), c.problems

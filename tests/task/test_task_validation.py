@@ -114,6 +114,8 @@ CASES = [
      "only a custom rule (one with metric) uses entity"),
     ("custom-alert-no-threshold", "", "", "[alert]\nname = 'Checkout'\nmetric = 'error_rate'", "alert.threshold",
      "a custom rule needs a threshold"),
+    ("fault-after-forced-page", "", "at = 400", "[budget]\nmax_onset_s = 300", "faults[0].at",
+     "but the page is forced 300s after it (budget.max_onset_s), before the fault exists"),
     # a summary is formatted when the alert fires: a bad one crashed the episode at the page
     ("alert-summary-placeholder", "", "", "[alert]\nname = 'Edge'\nmetric = 'error_rate'\nthreshold = 0.05\n"
      "summary = 'errors {valu:.1%}'", "alert.summary", "unknown placeholder {valu}: only {value} is filled in"),
