@@ -88,3 +88,12 @@ def test_srezero_tools_checks_every_declaration_before_listing(bare_probe: str) 
     res = CliRunner().invoke(cli, ["tools"])  # main() prints a DeclarationError as one line
     assert isinstance(res.exception, DeclarationError) and "argument 'node' has no description" in str(
         res.exception) and bare_probe not in res.output, res.output
+
+
+def test_make_refuses_a_tool_without_an_argument_description(bare_probe: str) -> None:
+    """Through the Python API the episode started and the first call came back as an opaque 'internal
+    error in the action'; the declaration error now stops make(), naming the tool and the argument."""
+    import srezero
+
+    with pytest.raises(DeclarationError, match="tool 'bare_probe': argument 'node' has no description"):
+        srezero.make("inc-001", 0)

@@ -97,8 +97,10 @@ class ToolSpec:
     target_arg: str | None = None  # the argument that names the entity the call is aimed at
 
     @functools.cached_property
-    def model(self) -> type[BaseModel]:
-        fields: dict[str, Any] = {}
+    def arguments(self) -> dict[str, tuple[Any, str]]:
+        """Each argument's type (with its constraints) and description. Checked for every tool when the
+        tools are first loaded, so a missing description stops ``make()``, not a step (cheap: no model)."""
+        out: dict[str, tuple[Any, str]] = {}
         hints = typing.get_type_hints(self.fn, localns={"ToolContext": object}, include_extras=True)
         for p in self.params:
             ann = hints[p.name]
@@ -114,6 +116,14 @@ class ToolSpec:
             if not desc.strip():  # agents choose arguments from these descriptions alone
                 raise DeclarationError(f"tool {self.name!r}: argument {p.name!r} has no description; declare it as "
                                        f"{p.name}: Annotated[<type>, \"what it is\"] (docs/extending.md)")
+            out[p.name] = (base, desc)
+        return out
+
+    @functools.cached_property
+    def model(self) -> type[BaseModel]:
+        fields: dict[str, Any] = {}
+        for p in self.params:
+            base, desc = self.arguments[p.name]
             default = ... if p.default is inspect.Parameter.empty else p.default
             fields[p.name] = (base, Field(default, description=desc))
         return create_model(f"{self.name}_args", __config__=ConfigDict(extra="forbid"), **fields)
@@ -310,6 +320,8 @@ def _import_tool_modules() -> None:
 
 def load_tools() -> dict[str, ToolSpec]:
     _import_tool_modules()
+    for t in TOOLS.values():  # a DeclarationError for an undescribed argument; cached, so ~2 us per call after
+        t.arguments  # noqa: B018
     return TOOLS
 
 
