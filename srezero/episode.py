@@ -236,7 +236,7 @@ class Episode:
         except Exception as exc:  # a tool bug must never crash an episode or leak internals to the agent
             if self.raise_tool_errors:
                 raise
-            error = f"internal error in {tool_name or 'the action'}; nothing was applied"
+            error = f"internal error in {tool_name or 'the action'} (a simulator bug, not a problem with the call)"
             st.internal_errors.append(f"{type(exc).__name__}: {exc}")
         if error is not None:
             if len(error) > ERROR_TEXT_LIMIT:  # messages quote the offending value; never echo megabytes

@@ -199,17 +199,26 @@ class World:
         self._next_replica_row = n
         for rep in self.replica_list:
             self._assign_rows(rep)
-        shape = (len(self.topo.nodes), len(self.replica_list), self.n_rows)
-        self._sigma = _row_table("sigma", *shape)
-        self._ceiling = _row_table("ceiling", *shape)
+        self._table_shape = (len(self.topo.nodes), len(self.replica_list))
+        self._sigma = _row_table("sigma", *self._table_shape, self.n_rows)
+        self._ceiling = _row_table("ceiling", *self._table_shape, self.n_rows)
 
     def _assign_rows(self, rep: Replica) -> None:
-        rep.row = row = self._next_replica_row
         width = len(M.REPLICA_METRICS)
+        if self._next_replica_row + width > self.n_rows:
+            self._grow_rows(SPARE_REPLICAS * width)
+        rep.row = row = self._next_replica_row
         self._next_replica_row += width
-        if self._next_replica_row > self.n_rows:
-            raise RuntimeError("replica rows exhausted")
         self.row_of.update(zip([(rep.name, m) for m in M.REPLICA_METRICS], range(row, row + width)))
+
+    def _grow_rows(self, extra: int) -> None:
+        """Room for more replicas than the spare rows hold (rows of scaled-down replicas keep their
+        history, so an agent that scales up and down again and again needs new ones): rare, so copied."""
+        self.n_rows += extra
+        self.buf = np.concatenate([self.buf, np.zeros((extra, self.buf.shape[1]))], axis=0)
+        self.vals.extend(array("d", bytes(8 * extra)))
+        self._sigma = _row_table("sigma", *self._table_shape, self.n_rows)
+        self._ceiling = _row_table("ceiling", *self._table_shape, self.n_rows)
 
     @classmethod
     def build(cls, spec: TaskSpec, seed: int) -> World:
@@ -439,6 +448,7 @@ class World:
         nodes = [n for n in self.topo.nodes if n.up and not n.cordoned]
         node = min(nodes or self.topo.nodes, key=lambda n: (len(n.replicas), n.index))
         rep = Replica(f"{topology.SHORT_NAMES[svc.kind]}-{suffix(self.rng_surface, 5)}", svc, node, len(svc.replicas))
+        self._assign_rows(rep)  # before the replica joins anything: nothing is half-added if it fails
         rep.base_mem_mb = svc.replicas[0].base_mem_mb if svc.replicas else topology.BASE_MEM_MB[svc.kind]
         rep.mem_mb = rep.base_mem_mb
         rep.version = svc.deploy.version
@@ -448,7 +458,6 @@ class World:
         node.replicas.append(rep)
         self.topo.replicas[rep.name] = rep
         self.replica_list.append(rep)
-        self._assign_rows(rep)
         if svc.kind == "web_server":
             self.services["load_balancer"].config[f"backend_weight.{rep.name}"] = self.topo.conventions.weight_scale
         self.emit("Normal", "Scheduled", rep.name, f"Successfully assigned {rep.name} to {node.name}")

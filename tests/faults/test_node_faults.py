@@ -86,13 +86,13 @@ def _concurrent(visible_at: float) -> TaskSpec:
         faults=(FaultSpec(primitive="conntrack_full", target="node(web_server[*])", at=visible_at),
                 FaultSpec(primitive="disk_filling", target="disk(worker[*])", at=30.0, visible=False)),
         noise=NoiseSpec(profile="quiet"), alert=AlertSpec(name="HighErrorRate"),
-        budget=BudgetSpec(max_onset_s=600.0))
+        budget=BudgetSpec(max_onset_s=max(600.0, visible_at + 100.0)))
 
 
 @pytest.mark.parametrize("cls", [c for c in NODE_LEVEL if c.meta.silent], ids=_id)
 def test_silent_fault_shows_its_signal_without_an_slo_breach(cls: type[Fault]) -> None:
     for seed in range(4):
-        spec = _concurrent(3600.0)  # the visible fault is far in the future: only the silent one acts
+        spec = _concurrent(3500.0)  # the visible fault is far in the future: only the silent one acts
         spec = spec.model_copy(update={"faults": (spec.faults[0], spec.faults[1].model_copy(
             update={"primitive": cls.meta.name, "target": cls.meta.example}))})
         w = World.build(spec, seed)
@@ -163,8 +163,8 @@ def test_failover_without_draining_leaves_the_node_in_service(name: str) -> None
 def _world(seed: int = 0) -> World:
     spec = TaskSpec(id="node-tools", title="node tools", description="tool consequences on a healthy world",
                     difficulty="easy", faults=(FaultSpec(primitive="clock_skew", target="node(web_server[0])",
-                                                         at=3600.0),),
-                    noise=NoiseSpec(profile="quiet"))
+                                                         at=3500.0),),
+                    noise=NoiseSpec(profile="quiet"), budget=BudgetSpec(max_onset_s=3600.0))
     w = World.build(spec, seed)
     w.advance(120.0)
     return w

@@ -105,7 +105,7 @@ def test_no_fault_sets_a_value_its_service_would_refuse(task: str) -> None:
 
 def test_values_a_service_refuses_change_nothing_and_its_limits_keep_the_model_running() -> None:
     """A review found set_config(cache, ttl_s, -5) accepted and load_balancer.max_connections = 0 applied
-    and then crashing every tick ("internal error ... nothing was applied")."""
+    and then crashing every tick ("internal error in ...")."""
     for spec in NUMERIC:
         if (spec.service, spec.key) in config.READ_ONLY:
             continue

@@ -139,6 +139,25 @@ def test_scaling_a_healthy_web_tier_down_to_one_replica_overloads_it(seed: int) 
     assert at(touched, "load_balancer", "error_rate") > 0.05 + at(plain, "load_balancer", "error_rate")
 
 
+def test_scaling_up_and_down_again_and_again_keeps_the_world_whole() -> None:
+    """Rows of scaled-down replicas keep their history, so repeated scale-ups need new rows past the spare
+    ones: a review's random policy crashed step() (a half-added replica, then a dead ticker) this way."""
+    import srezero
+
+    env = srezero.make("inc-001", 0)
+    env.reset(seed=0)
+    up, down = 'scale(service="web_server", replicas=12)', 'scale(service="web_server", replicas=1)'
+    for action in [up, down] * 4 + [up]:
+        obs, *_ = env.step(action)
+        assert obs.ok, obs.text
+    obs, *_ = env.step("wait(seconds=120)")
+    newest = env.world.services["web_server"].replicas[-1]
+    assert newest.state == "Running" and at(env.world, newest.name, "cpu_cores") > 0  # recorded in its own rows
+    obs, _r, terminated, _t, info = env.step("resolve()")
+    assert terminated and info["result"]["internal_errors"] == []
+    assert len(env.world.vals) == env.world.buf.shape[0]
+
+
 # ------------------------------------------------------------------ set_config
 @pytest.mark.parametrize("seed", SEEDS)
 def test_a_config_value_takes_effect_within_a_tick_and_restarts_nothing(seed: int) -> None:
