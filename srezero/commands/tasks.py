@@ -56,12 +56,7 @@ def _list(specs: list[tuple[TaskSpec, Path]], split: str | None, difficulty: str
             if (not split or s.split == split) and (not difficulty or s.difficulty == difficulty)
             and all(tag in s.tags for tag in tags) and (not layer or layer in s.layers)
             and (not root or root in s.roots)]
-    if markdown and no_spoilers:  # a handout: what a student may know before playing, as a table
-        click.echo("| task | split | difficulty | budget |\n|---|---|---|---|")
-        for s, _ in rows:
-            click.echo(f"| {s.id} | {s.split} | {s.difficulty} | {s.budget.steps} steps, {round(s.budget.time_s / 60)} min |")
-        return
-    if markdown:
+    if markdown and not no_spoilers:
         # the published page lists only the bundled tasks and never a private one: it is public and it
         # names each task's layers and failure modes
         from srezero.task.loader import bundled_dir
@@ -73,6 +68,11 @@ def _list(specs: list[tuple[TaskSpec, Path]], split: str | None, difficulty: str
     if no_spoilers:
         public = [{"id": s.id, "split": s.split, "difficulty": s.difficulty, "steps": s.budget.steps,
                    "minutes": round(s.budget.time_s / 60)} for s, _ in rows]
+        if markdown:  # a handout: what a student may know before playing, as a table
+            click.echo("| task | split | difficulty | budget |\n|---|---|---|---|")
+            for row in public:
+                click.echo(f"| {row['id']} | {row['split']} | {row['difficulty']} | {row['steps']} steps, {row['minutes']} min |")
+            return
         if as_json:
             sys.stdout.write(orjson.dumps(public, option=orjson.OPT_INDENT_2).decode() + "\n")
             return

@@ -54,8 +54,8 @@ class HardwareFault(NodeFault):
         return [[{"tool": "cordon_node", "args": {"node": self.node.name}}]]
 
 
-#: What the clients of each kind of process on a lossy node log, in order of preference: (service whose
-#: logs show it, pattern). A web replica's proxied requests time out; the web tier's queries to a primary
+#: What the clients of each kind of process on a lossy node log, in order of preference: (kind of process
+#: on the node, service whose logs show it, pattern). A web replica's proxied requests time out; the web tier's queries to a primary
 #: there time out at its client; its publishes to the broker there time out; a consumer there loses it.
 NIC_LOG_SIGNALS = (("web_server", "web_server", "i/o timeout after retransmissions"),
                    ("database", "web_server", r"db: read tcp \S+: i/o timeout"),
@@ -63,20 +63,22 @@ NIC_LOG_SIGNALS = (("web_server", "web_server", "i/o timeout after retransmissio
                    ("worker", "worker", "connection to broker .* i/o timeout"))
 
 
-def nic_log_signal(w: World, node: Node) -> list[tuple[str, str, dict[str, Any], str]]:
-    """The log signal of a NIC fault on ``node``: where the timeouts show depends on what runs there
-    (nothing in the logs when only a database replica or the cache does; the node's reads still show it)."""
-    kinds = {r.kind for r in node.replicas if r.state == "Running"}
-    if w.topo.db_primary().node is not node:
-        kinds.discard("database")
-    for kind, service, pattern in NIC_LOG_SIGNALS:
-        if kind in kinds:
-            return [("search_logs", service, {}, pattern)]
-    return []
+class NicFault(HardwareFault):
+    """A failing network interface: its declared log signal is a web node's; resolved, it is where the
+    timeouts show for what runs on the node (nothing in the logs when only a database replica or the
+    cache does; the node's reads still show it)."""
+
+    def signals(self, w: World) -> list[tuple[str, str, dict[str, Any], str]]:
+        kinds = {r.kind for r in self.node.replicas if r.state == "Running"}
+        if w.topo.db_primary().node is not self.node:
+            kinds.discard("database")
+        logs = next(([("search_logs", service, {}, pattern)] for kind, service, pattern in NIC_LOG_SIGNALS
+                     if kind in kinds), [])
+        return [*(sig for sig in super().signals(w) if sig[0] != "search_logs"), *logs]
 
 
 @register
-class NicPacketLoss(HardwareFault):
+class NicPacketLoss(NicFault):
     """A failing NIC (or its cable) drops a share of packets; requests through that node time out."""
 
     meta = FaultMeta(
@@ -104,12 +106,9 @@ class NicPacketLoss(HardwareFault):
     def detail(self, w: World) -> str:
         return f"the NIC of {self.node.name} loses {self.params['loss']:.0%} of packets"
 
-    def signals(self, w: World) -> list[tuple[str, str, dict[str, Any], str]]:
-        return [*(sig for sig in super().signals(w) if sig[0] != "search_logs"), *nic_log_signal(w, self.node)]
-
 
 @register
-class NicFlapping(HardwareFault):
+class NicFlapping(NicFault):
     """A NIC link goes down and up every few seconds; each flap resets the node's connections."""
 
     meta = FaultMeta(
@@ -143,9 +142,6 @@ class NicFlapping(HardwareFault):
 
     def detail(self, w: World) -> str:
         return f"the network link of {self.node.name} is flapping"
-
-    def signals(self, w: World) -> list[tuple[str, str, dict[str, Any], str]]:
-        return [*(sig for sig in super().signals(w) if sig[0] != "search_logs"), *nic_log_signal(w, self.node)]
 
 
 @register

@@ -210,13 +210,14 @@ def check_seed(spec: TaskSpec, seed: int, min_marks: float | None = None, random
     from srezero.agents.runner import run_episode
     from srezero.sim.world import World
 
+    onset = min((f.at for f in spec.faults), default=0.0)  # the quiet copy below keeps the faults
+
     def seconds_to_page(s: TaskSpec) -> tuple[float | None, list[str]]:
         """The episode's own paging (World.page): the seconds to the page, None when the onset budget had
         to force it, and the faults that had not begun by then."""
         w = World.build(s, seed)
         start = w.env.now
         w.page()
-        onset = min((f.at for f in s.faults), default=0.0)
         late = [f"faults[{i}] ({f.meta.name})" for i, f in enumerate(w.faults) if f.injected_at is None]
         return (None if w.page_forced else w.t_page - start - onset), late
 
@@ -227,8 +228,7 @@ def check_seed(spec: TaskSpec, seed: int, min_marks: float | None = None, random
     out = SeedCheck(seed, page_s, spec.budget.max_onset_s, spec.alert.name,
                     min_marks_for(spec) if min_marks is None else min_marks, r["marks"], r["evidence"]["coverage"],
                     r["invalid_actions"], list(r["evidence"]["missed"]), list(r["mitigation"]["reasons"]),
-                    quiet_page_s=quiet_page_s, no_fault=spec.ground_truth.no_fault, late=late,
-                    onset_s=min((f.at for f in spec.faults), default=0.0))
+                    quiet_page_s=quiet_page_s, no_fault=spec.ground_truth.no_fault, late=late, onset_s=onset)
     if random_agent:
         rr = run_episode(srezero.make(spec, seed), registry.create("random"), seed)["result"]
         out.random_marks, out.random_success = rr["marks"], bool(rr["success"])

@@ -318,10 +318,16 @@ def _import_tool_modules() -> None:
     TOOLS.update((t.name, t) for t in ordered)
 
 
+_checked_count = 0  # how many tools load_tools had checked; another is declared when TOOLS grows
+
+
 def load_tools() -> dict[str, ToolSpec]:
+    global _checked_count
     _import_tool_modules()
-    for t in TOOLS.values():  # a DeclarationError for an undescribed argument; cached, so ~2 us per call after
-        t.arguments  # noqa: B018
+    if len(TOOLS) != _checked_count:  # parsing and validation call this on every step: check only when it grew
+        for t in TOOLS.values():  # a DeclarationError for an undescribed argument stops make(), not a step
+            t.arguments  # noqa: B018
+        _checked_count = len(TOOLS)
     return TOOLS
 
 
