@@ -13,6 +13,7 @@ from typing import Any
 import orjson
 
 from srezero.faults.base import CATEGORIES
+from srezero.tools.schema_words import bound_words
 
 SYSTEM = """You are the on-call site-reliability engineer for a production system (load balancer, web servers, \
 cache, database with a replica, message queue, workers, and the nodes they run on). You have been paged. \
@@ -79,9 +80,15 @@ def categories(specs: list[dict[str, Any]]) -> list[str]:
 
 
 def _type(p: dict[str, Any], defs: dict[str, Any], depth: int = 0) -> str:
-    """A schema in a line: literal choices, unions, lists and (one level of) objects, as the model writes them."""
+    """A schema in a line: literal choices, unions, lists and (one level of) objects, as the model writes
+    them, each with its bounds (``integer (1 to 200)``): an out-of-range value is an invalid action."""
     if "$ref" in p:
-        p = defs.get(p["$ref"].rsplit("/", 1)[-1], {})
+        p = {**defs.get(p["$ref"].rsplit("/", 1)[-1], {}), **{k: v for k, v in p.items() if k != "$ref"}}
+    bounds = bound_words(p)
+    return _bare_type(p, defs, depth) + (f" ({', '.join(bounds)})" if bounds else "")
+
+
+def _bare_type(p: dict[str, Any], defs: dict[str, Any], depth: int) -> str:
     if "enum" in p:
         return "|".join(orjson.dumps(v).decode() for v in p["enum"])
     if "anyOf" in p:

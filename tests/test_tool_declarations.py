@@ -97,3 +97,16 @@ def test_make_refuses_a_tool_without_an_argument_description(bare_probe: str) ->
 
     with pytest.raises(DeclarationError, match="tool 'bare_probe': argument 'node' has no description"):
         srezero.make("inc-001", 0)
+
+
+def test_every_front_end_shows_what_each_category_means() -> None:
+    """The diagnosis is scored on the exact category, so an agent that only sees the tool schemas
+    (MCP, inspect_ai, native tool calls) must be told what each category means, not only its name."""
+    from srezero.adapters._common import tool_declarations
+    from srezero.faults.base import CATEGORIES
+
+    submit = next(d for d in tool_declarations() if d["name"] == "submit_diagnosis")
+    category = submit["parameters"]["properties"]["root_causes"]["items"]["properties"]["category"]
+    assert category["enum"] == list(CATEGORIES)
+    for name, meaning in CATEGORIES.items():
+        assert f"{name} = {meaning}" in category["description"]

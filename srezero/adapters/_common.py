@@ -123,6 +123,14 @@ END_WORDS = {"resolve": "resolved", "step_budget": "the step budget is used up",
              "time_budget": "the time budget is used up", "stopped": "stopped before resolve"}
 
 
+def budget_line(env: Episode, obs: Any) -> str:
+    """What every front end appends to a tool result: the budget left, or how the episode ended
+    (MCP adds the marks to the latter; the score never reaches the agent before the end)."""
+    if obs.done:
+        return f"[episode ended: {END_WORDS.get(env.end_cause() or '', 'ended')}]"
+    return f"[step {obs.step} of {env.spec.budget.steps}; {obs.time_left_s / 60:.1f} min of simulated time left]"
+
+
 def summary_line(result: dict[str, Any]) -> str:
     """One line an agent may read after the end: the score, no ground truth."""
     return (f"marks {result['marks']:.1f}/100, success={result['success']}, "

@@ -28,8 +28,9 @@ from inspect_ai.tool import ToolCall, ToolCallError, ToolDef, ToolParams
 from inspect_ai.util import store
 
 import srezero
-from srezero.adapters._common import INSTRUCTIONS, summary_line, tool_declarations
+from srezero.adapters._common import INSTRUCTIONS, budget_line, summary_line, tool_declarations
 from srezero.episode import Episode, Observation
+from srezero.tools.schema_words import BOUND_WORDS, bound_words
 
 #: Where the solver leaves the finished episode's result for the scorer (a JSON-able dict).
 RESULT_KEY = "srezero_result"
@@ -162,7 +163,7 @@ def episode_tools(env: Episode) -> list[ToolDef]:
             obs, *_ = env.step({"tool": name, "args": kwargs})
             if obs.done:
                 finish_episode(env)
-            return obs.text
+            return f"{obs.text}\n\n{budget_line(env, obs)}"
 
         return execute
 
@@ -171,15 +172,13 @@ def episode_tools(env: Episode) -> list[ToolDef]:
             for d in tool_declarations()]
 
 
-#: Schema bounds in words, for the ones inspect's schema model has no field for (it drops them silently,
-#: so the model would never learn them; the episode still enforces them as invalid actions).
-_BOUND_WORDS = {"exclusiveMinimum": "greater than {}", "exclusiveMaximum": "less than {}",
-                "minItems": "at least {} items", "maxItems": "at most {} items"}
-
-
 def _words_for_dropped(schema: dict[str, Any]) -> dict[str, Any]:
-    """``schema`` (modified in place) with every bound inspect would drop appended to its description."""
+    """``schema`` (modified in place) with every bound inspect's schema model has no field for appended
+    to its description (inspect drops them silently, so the model would never learn them; the episode
+    still enforces them as invalid actions)."""
     from inspect_ai.tool import ToolParam
+
+    dropped_keys = {k for k in BOUND_WORDS if k not in ToolParam.model_fields}
 
     def walk(node: Any) -> None:
         if isinstance(node, list):
@@ -187,8 +186,7 @@ def _words_for_dropped(schema: dict[str, Any]) -> dict[str, Any]:
                 walk(item)
         if not isinstance(node, dict):
             return
-        dropped = [words.format(node[key]) for key, words in _BOUND_WORDS.items()
-                   if key in node and key not in ToolParam.model_fields]
+        dropped = bound_words(node, dropped_keys)
         if dropped:
             node["description"] = f"{node.get('description', '')} ({', '.join(dropped)})".lstrip()
         for value in node.values():
@@ -221,10 +219,11 @@ def incident_agent() -> Solver:
                                                                   error=ToolCallError("unknown", NOT_EXECUTED)))
                             continue
                         obs = env.step(_call_action(call))[0]
-                        state.messages.append(_tool_message(call, obs))
+                        state.messages.append(_tool_message(call, obs, budget_line(env, obs)))
                 else:
                     obs = env.step(message.text)[0]
-                    state.messages.append(ChatMessageUser(content=obs.text + ("" if obs.ok else TEXT_ACTION_HINT)))
+                    hint = "" if obs.ok else TEXT_ACTION_HINT
+                    state.messages.append(ChatMessageUser(content=f"{obs.text}{hint}\n\n{budget_line(env, obs)}"))
         finally:
             # an inspect limit (messages, tokens, time) ends the episode as truncated, scored like a budget
             if not obs.done:
@@ -236,12 +235,13 @@ def incident_agent() -> Solver:
     return solve
 
 
-def _tool_message(call: ToolCall, obs: Observation) -> ChatMessageTool:
+def _tool_message(call: ToolCall, obs: Observation, budget: str) -> ChatMessageTool:
     # "parsing" only when inspect could not parse the call's arguments; a call the episode refused
     # (unknown tool, bad value, a domain error) is not a parse error
     kind = "parsing" if call.parse_error else "unknown"
     error = None if obs.ok else ToolCallError(kind, obs.error or "invalid action")
-    return ChatMessageTool(content=obs.text, tool_call_id=call.id, function=call.function, error=error)
+    return ChatMessageTool(content=f"{obs.text}\n\n{budget}", tool_call_id=call.id, function=call.function,
+                           error=error)
 
 
 # ---------------------------------------------------------------------------- scorer

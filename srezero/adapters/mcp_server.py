@@ -41,6 +41,7 @@ from srezero._version import __version__
 from srezero.adapters._common import (
     END_WORDS,
     INSTRUCTIONS,
+    budget_line,
     episode_record,
     summary_line,
     tool_declarations,
@@ -144,8 +145,7 @@ class EpisodeServer(MCPServer):
             # a failure's detail names the path (which holds the ground truth): it goes to the log only
             text += f"\n\n{line}" if self._write() else f"\n\n{line}\n(could not write the record (see server log))"
         else:
-            text += (f"\n\n[step {obs.step} of {self.env.spec.budget.steps}; "
-                     f"{obs.time_left_s / 60:.1f} min of simulated time left]")
+            text += "\n\n" + budget_line(self.env, obs)
         return CallToolResult(content=[TextContent(type="text", text=text)], is_error=not obs.ok)
 
     def abandon(self) -> None:

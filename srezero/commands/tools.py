@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import sys
+from typing import Any
 
 import click
 import orjson
+
+from srezero.tools.schema_words import bound_words
 
 
 @click.command("tools")
@@ -46,15 +49,41 @@ def reference_markdown() -> str:
             if t.kind != kind:
                 continue
             out += [f"### `{t.signature()}`", "", f"{t.description} *(costs {t.cost_s:g} s of simulated time)*", ""]
-            props = t.schema.get("properties", {})
-            if props:
-                out += ["| argument | type | required | description |", "|---|---|---|---|"]
-                required = set(t.schema.get("required", []))
-                for name, prop in props.items():
-                    typ = prop.get("type") or " | ".join(x.get("type", "object") for x in prop.get("anyOf", [])) or "object"
-                    if "enum" in prop:
-                        typ += " (" + ", ".join(repr(v) for v in prop["enum"]) + ")"
-                    desc = prop.get("description", "").replace("|", "\\|")
-                    out.append(f"| `{name}` | {typ} | {'yes' if name in required else 'no'} | {desc} |")
-                out.append("")
+            out += _argument_table(t.schema, t.schema.get("$defs", {}))
+            for name, sub in _object_items(t.schema):
+                out += [f"Each item of `{name}`:", "", *_argument_table(sub, t.schema.get("$defs", {}))]
     return "\n".join(out).rstrip() + "\n"
+
+
+def _argument_table(schema: dict[str, Any], defs: dict[str, Any]) -> list[str]:
+    """One row per property: its JSON type with choices and bounds, whether required, its description."""
+    props = schema.get("properties", {})
+    if not props:
+        return []
+    rows = ["| argument | type | required | description |", "|---|---|---|---|"]
+    required = set(schema.get("required", []))
+    for name, prop in props.items():
+        prop = _resolved(prop, defs)
+        typ = prop.get("type") or " | ".join(x.get("type", "object") for x in prop.get("anyOf", [])) or "object"
+        if typ == "array" and "$ref" in prop.get("items", {}):
+            typ = f"array of {prop['items']['$ref'].rsplit('/', 1)[-1]}"
+        if "enum" in prop:
+            typ += " (" + ", ".join(repr(v) for v in prop["enum"]) + ")"
+        bounds = bound_words(prop)
+        if bounds:
+            typ += ", " + ", ".join(bounds)
+        desc = prop.get("description", "").replace("|", "\\|").replace("<", "\\<")  # <node> is not HTML
+        rows.append(f"| `{name}` | {typ} | {'yes' if name in required else 'no'} | {desc} |")
+    return [*rows, ""]
+
+
+def _object_items(schema: dict[str, Any]) -> list[tuple[str, dict[str, Any]]]:
+    """The array arguments whose items are objects (submit_diagnosis's claims), with the item schema."""
+    defs = schema.get("$defs", {})
+    return [(name, _resolved(prop["items"], defs)) for name, prop in schema.get("properties", {}).items()
+            if prop.get("type") == "array" and "properties" in _resolved(prop.get("items", {}), defs)]
+
+
+def _resolved(node: dict[str, Any], defs: dict[str, Any]) -> dict[str, Any]:
+    ref = node.get("$ref")
+    return defs.get(ref.rsplit("/", 1)[-1], node) if isinstance(ref, str) else node

@@ -14,6 +14,10 @@ if TYPE_CHECKING:
 
 Category = Literal[tuple(CATEGORIES)]  # type: ignore[valid-type]
 
+# The meanings live in the schema so that every front end (native tool calls, MCP, inspect_ai, the
+# Gymnasium envs' tool_specs) shows the same taxonomy the diagnosis is scored against.
+CATEGORY_HELP = "fault category, one of: " + "; ".join(f"{name} = {meaning}" for name, meaning in CATEGORIES.items())
+
 
 class Claim(BaseModel):
     """One root cause: where it is, what kind of fault it is, and the concrete detail."""
@@ -23,7 +27,7 @@ class Claim(BaseModel):
                         "a service (web_server), a replica or node by its name, a disk as <node>/<device>, a config "
                         "key as <service>.<key>. A coarser name also counts (a key's or replica's service, a disk's "
                         "node); a finer one does not (a replica for a fault of its whole service)")
-    category: Category = Field(description="fault category from the taxonomy")
+    category: Category = Field(description=CATEGORY_HELP)
     detail: str = Field("", max_length=500, description="what is wrong, not only where: the key and its bad value, the device and how it fails, the release...")
 
 

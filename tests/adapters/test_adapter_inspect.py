@@ -86,7 +86,12 @@ def test_registered_task_with_scripted_oracle_scores_the_core_marks(oracle, tmp_
         assert score.value["diagnosis"] == ref.result["diagnosis"]["score"]
         assert score.metadata["result"]["steps"] == ref.result["steps"]
         tool_msgs = [m for m in sample.messages if isinstance(m, ChatMessageTool)]
-        assert [m.text for m in tool_msgs] == ref.texts  # tool results are the core observations
+        # tool results are the core observations, each with the budget left (or the end) after it
+        assert [m.text.rsplit("\n\n", 1)[0] for m in tool_msgs] == ref.texts
+        footers = [m.text.rsplit("\n\n", 1)[1] for m in tool_msgs]
+        budget = srezero.make(TASK, SEED).spec.budget.steps
+        assert [f.split(";")[0] for f in footers[:-1]] == [f"[step {i} of {budget}" for i in range(1, len(footers))]
+        assert footers[-1] == "[episode ended: resolved]"
     metrics = {s.name: s.metrics for s in log.results.scores}
     assert set(metrics) == set(COMPONENTS)
     for name in COMPONENTS:
@@ -302,7 +307,8 @@ def test_every_schema_bound_reaches_the_model_through_inspects_tool_params() -> 
     """inspect's schema model has no field for some JSON-schema bounds and drops them; those must then
     be in the description, or a model under inspect never learns them."""
     from srezero.adapters._common import tool_declarations
-    from srezero.adapters.inspect_task import _BOUND_WORDS, episode_tools
+    from srezero.adapters.inspect_task import episode_tools
+    from srezero.tools.schema_words import bound_words
 
     bounds = ("minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "minItems", "maxItems", "maxLength")
 
@@ -326,7 +332,7 @@ def test_every_schema_bound_reaches_the_model_through_inspects_tool_params() -> 
                 kept = given[name]
                 for part in path.strip("/").split("/"):
                     kept = kept[int(part)] if isinstance(kept, list) else kept[part]
-                words = _BOUND_WORDS.get(key, "{}").format(node[key])
+                words = bound_words({key: node[key]})[0]
                 assert kept.get(key) == node[key] or words in kept.get("description", ""), (name, path, key)
                 checked += 1
     assert checked >= 10

@@ -290,7 +290,11 @@ def test_the_prompt_agent_sees_argument_choices_and_descriptions_as_the_react_ag
     system = endpoint.requests[0]["messages"][0]["content"]
     assert 'check: "dmesg"|"disk"|"top"|"limits"' in system
     assert "    window_s: look-back window in seconds (60-7200)" in system
-    assert 'root_causes: [{"entity": string, "category": "misconfiguration"|' in system
+    assert 'root_causes: [{"entity": string (at most 200 characters), "category": "misconfiguration"|' in system
+    # the bounds too: an out-of-range value is an invalid action, and the native tools carry them
+    assert "limit: integer (1 to 200) = 20" in system and "replicas: integer (0 to 12))" in system
+    assert "window_h: number (greater than 0, at most 240) = 72.0" in system
+    assert "] (at most 20 items), summary: string (at most 4000 characters)" in system
 
 
 @pytest.mark.parametrize("task", ["inc-001", "inc-002", "inc-003", "inc-010", "inc-020"])
