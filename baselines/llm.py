@@ -344,17 +344,30 @@ class PromptAgent(_LLMAgent):
 
 
 class ReActAgent(_LLMAgent):
-    """Native tool calls; a reply without one (or with malformed arguments) is an invalid action."""
+    """Native tool calls; a reply without one (or with malformed arguments) is an invalid action.
+
+    ``strict_tools``: send the tools for ``strict: true`` function calling (every argument required,
+    optional ones nullable; the episode reads ``null`` as the default)."""
+
+    def __init__(self, *args: Any, strict_tools: bool = False, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.strict_tools = bool(strict_tools)
+
+    def settings(self) -> dict[str, Any]:
+        # only when set, so the settings (and a resumed sweep's identity) of existing runs are unchanged
+        return {**super().settings(), **({"strict_tools": True} if self.strict_tools else {})}
 
     def reset(self, task_info: Briefing, seed: int, tool_specs: list[dict[str, Any]]) -> None:
         from srezero.tools.registry import openai_tools
 
         self._start(seed)
-        self.tools = openai_tools(tool_specs)  # what this episode offers (a live cluster serves fewer)
+        # what this episode offers (a live cluster serves fewer)
+        self.tools = openai_tools(tool_specs, strict=self.strict_tools)
         self.messages = [{"role": "system", "content": system_prompt(tool_specs, text_tools=False)}]
         self.queue: list[tuple[str, str, str]] = []  # (call id, name, arguments) not yet executed
         self.pending: str | None = None  # id of the call whose result the next observation is
         self._first = True
+        self._ran_text_call = False  # the last reply wrote a call as text instead of a native one
 
     def act(self, observation: Observation) -> Any:
         self._note = {}
@@ -362,10 +375,12 @@ class ReActAgent(_LLMAgent):
             self.messages.append({"role": "tool", "tool_call_id": self.pending, "content": self._observe(observation)})
         elif self._first:  # the page itself, with its time and the budgets
             self.messages.append({"role": "user", "content": self._observe(observation) + "\nStart investigating."})
-        else:
-            self.messages.append({"role": "user", "content": self._observe(observation) +
-                                  "\nYour last reply had no tool call: reply with a tool call."})
+        else:  # the last reply had no native call; a call written as text was still run
+            nudge = ("\nYour last reply wrote its call as text; it was run (result above). Use a native tool call."
+                     if self._ran_text_call else "\nYour last reply had no tool call: reply with a tool call.")
+            self.messages.append({"role": "user", "content": self._observe(observation) + nudge})
         self._first = False
+        self._ran_text_call = False
         self.pending = None
         if not self.queue:
             msg = self._complete(self.tools)
@@ -387,6 +402,7 @@ class ReActAgent(_LLMAgent):
                 action = extract_call(text)
                 if action is None or not self._valid(action):
                     self._usage["malformed"] += 1
+                self._ran_text_call = action is not None
                 return action or text[:2000]  # empty: the core says "empty action"
         cid, name, arguments = self.queue.pop(0)
         self.pending = cid

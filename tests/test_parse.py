@@ -81,3 +81,14 @@ def test_a_recorded_action_is_json_safe_and_has_no_memory_address() -> None:
     for _ in range(100):
         nested = [nested]
     orjson.dumps(recordable({"tool": nested}))  # no RecursionError, no orjson depth error
+
+
+@pytest.mark.parametrize(("action", "reason"), [
+    ('{"tool": "get_alerts",}', "trailing comma is not allowed: line 1 column 22"),
+    ({"tool": "search_logs", "args": '{"service": "database",'}, "unexpected end of data"),
+    ('search_logs(service="database"', "was never closed"),
+])
+def test_an_unparsable_action_says_why_and_where(action: object, reason: str) -> None:
+    """A model fixes a malformed call faster when told what the decoder choked on, not only that it did."""
+    with pytest.raises(ToolError, match=reason):
+        parse_action(action)  # type: ignore[arg-type]

@@ -42,7 +42,10 @@ def reference_markdown() -> str:
            "Argument types are checked as JSON types, without conversion: an integer takes a whole number",
            "(`2` or `2.0`, not `\"2\"` or `true`), a number any number, a boolean only `true`/`false`, a string",
            "only text. A wrong type, a missing or unknown argument, or a value out of range is an invalid",
-           "action: an error observation that costs a step and 2 s of simulated time, and changes nothing.", ""]
+           "action: an error observation that costs a step and 2 s of simulated time, and changes nothing.",
+           "An optional argument sent as `null` means its default, as strict function calling sends it",
+           "(`srezero.tools.openai_tools(strict=True)` gives the schemas in that form); a required one sent as",
+           "`null` is an invalid action.", ""]
     for kind in ("read", "write", "submit"):
         out += [f"## {kind.capitalize()} tools", ""]
         for t in load_tools().values():

@@ -84,15 +84,17 @@ def parse_text(text: str) -> tuple[str, dict[str, Any]]:
     if text.startswith("{"):
         try:
             return parse_dict(orjson.loads(text))
-        except orjson.JSONDecodeError:
-            raise ToolError("action looks like JSON but does not parse") from None
+        except orjson.JSONDecodeError as e:
+            raise ToolError(f"action looks like JSON but does not parse: {e}") from None
     tools = load_tools()
     if text.isidentifier():
         text += "()"
     try:
         tree = ast.parse(text, mode="eval")
-    except (SyntaxError, ValueError, MemoryError, RecursionError):
-        raise ToolError(f"could not parse {text[:80]!r} as a tool call like search_logs(service=\"database\")") from None
+    except (SyntaxError, ValueError, MemoryError, RecursionError) as e:
+        why = f" ({e.msg})" if isinstance(e, SyntaxError) and e.msg else ""
+        raise ToolError(f"could not parse {text[:80]!r} as a tool call like search_logs(service=\"database\")"
+                        f"{why}") from None
     call = tree.body
     if not isinstance(call, ast.Call) or not isinstance(call.func, ast.Name):
         raise ToolError("an action must be a single tool call like get_status(service=\"web_server\")")
@@ -127,8 +129,8 @@ def parse_dict(action: dict[str, Any]) -> tuple[str, dict[str, Any]]:
     if isinstance(args, str):
         try:
             args = orjson.loads(args) if args.strip() else {}
-        except orjson.JSONDecodeError:
-            raise _bad_args(name, "are not valid JSON") from None
+        except orjson.JSONDecodeError as e:
+            raise _bad_args(name, f"are not valid JSON: {e}") from None
     if args is None:
         args = {}
     if not isinstance(args, dict):

@@ -28,6 +28,7 @@ import orjson
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model
 
 from srezero.errors import DeclarationError, near_misses
+from srezero.tools.strict import drop_null_optionals, strict_parameters
 
 Kind = Literal["read", "write", "submit"]
 _SCALARS = frozenset((str, int, float, bool, type(None)))
@@ -206,6 +207,10 @@ class ToolSpec:
         for name, value in args.items():
             want = self._arg_types.get(name)
             t = type(value)
+            if value is None and want:  # optional ones sent as null were dropped already
+                problems.append(f"{name}: required, and null is no value (it means the default only for an "
+                                "optional argument)")
+                continue
             if not want or t not in (bool, int, float, str):
                 continue
             if t is int and not -(2 ** 63) <= value < 2 ** 63:
@@ -220,6 +225,8 @@ class ToolSpec:
         return problems
 
     def _validate(self, args: dict[str, Any]) -> dict[str, Any]:
+        if self._json_params or any(v is None for v in args.values()):  # null: "the default" (tools/strict.py)
+            args = drop_null_optionals(args, self.schema)
         problems = self._type_problems(args)
         if problems:
             raise ToolError(f"invalid arguments for {self.name}: " + "; ".join(problems))
@@ -349,11 +356,15 @@ def tool_specs() -> list[dict[str, Any]]:
     return [t.public() for t in load_tools().values()]
 
 
-def openai_tools(specs: list[dict[str, Any]] | None = None) -> list[dict[str, Any]]:
+def openai_tools(specs: list[dict[str, Any]] | None = None, strict: bool = False) -> list[dict[str, Any]]:
     """Tools in OpenAI's function-calling format: ``specs`` (as an agent is handed them: a live backend
-    offers only the tools it serves, in its own words), or every simulator tool."""
+    offers only the tools it serves, in its own words), or every simulator tool. ``strict``: in the form
+    ``strict: true`` function calling accepts (optional arguments nullable, see :mod:`srezero.tools.strict`)."""
     if specs is None:
         specs = tool_specs()
-    return [{"type": "function", "function": {"name": s["name"], "description": s["description"],
-                                              "parameters": orjson.loads(orjson.dumps(s["parameters"]))}}
-            for s in specs]
+    out = []
+    for s in specs:
+        params = strict_parameters(s["parameters"]) if strict else orjson.loads(orjson.dumps(s["parameters"]))
+        out.append({"type": "function", "function": {"name": s["name"], "description": s["description"],
+                                                     "parameters": params, **({"strict": True} if strict else {})}})
+    return out

@@ -215,6 +215,9 @@ def test_a_valid_text_call_in_place_of_a_native_one_is_run_and_not_counted_malfo
     rec = play("llm-react", endpoint)
     assert [t["tool"] for t in rec["trajectory"][:2]] == ["get_topology", None]
     assert rec["usage"]["malformed"] == 1  # only the unknown tool
+    told = [r["messages"][-1]["content"] for r in endpoint.requests[1:3]]
+    assert told[0].endswith("Your last reply wrote its call as text; it was run (result above). Use a native tool call.")
+    assert "Unknown tool" in told[1] or "unknown tool" in told[1]
 
 
 def test_elision_never_hides_results_the_model_has_not_seen_yet(endpoint):
@@ -363,3 +366,19 @@ def test_reasoning_models_get_a_longer_default_timeout():
     assert registry.create("llm-react", model="o3").settings()["timeout_s"] == llm.DEFAULT_TIMEOUT_S_REASONING
     assert registry.create("llm-react", model="gpt-4o").settings()["timeout_s"] == llm.DEFAULT_TIMEOUT_S
     assert registry.create("llm-react", model="o3", timeout_s=30).settings()["timeout_s"] == 30.0
+
+
+def test_strict_tools_sends_strict_schemas_and_the_models_nulls_run_as_defaults(endpoint):
+    endpoint.script = [{"calls": [("search_logs", '{"service": "database", "pattern": null, "level": null, '
+                                                  '"window_s": null, "limit": null}')]}]
+    rec = play("llm-react", endpoint, strict_tools=True)
+    tools = endpoint.requests[0]["tools"]
+    assert all(t["function"]["strict"] is True for t in tools)
+    logs = next(t for t in tools if t["function"]["name"] == "search_logs")["function"]["parameters"]
+    assert logs["required"] == ["service", "pattern", "level", "window_s", "limit"]
+    assert rec["trajectory"][0]["ok"] and rec["usage"]["malformed"] == 0
+    assert registry.create("llm-react", model="m", strict_tools=True).settings()["strict_tools"] is True
+    assert "strict_tools" not in registry.create("llm-react", model="m").settings()  # old runs' identity kept
+    plain = play("llm-react", endpoint)
+    assert "strict" not in endpoint.requests[-1]["tools"][0]["function"]
+    assert plain["status"] == "ok"
