@@ -3,7 +3,9 @@
 Public API (imported lazily, so ``import srezero`` stays fast)::
 
     import srezero
-    srezero.list_tasks()                 # -> [TaskInfo(id, title, difficulty, tags, split, layers)]
+    srezero.list_tasks()                 # -> [TaskInfo(id, title, difficulty, tags, split, layers, roots, path)]
+    srezero.get_task("inc-001")          # -> TaskSpec, by id, gen: id or .toml path
+    srezero.load_task("my.toml")         # -> TaskSpec from a file, validated (errors name file, field, problem)
     env = srezero.make("inc-001", seed=3)
     obs, info = env.reset()
     obs, reward, terminated, truncated, info = env.step('get_alerts()')

@@ -24,7 +24,8 @@ PARAMS: tuple[tuple[str, str], ...] = (
 
 _DECLARATIONS = (
     click.option("--model", help="model name, for LLM agents"),
-    click.option("--base-url", help="OpenAI-compatible endpoint, for LLM agents [default: the OpenAI API]; "
+    click.option("--base-url", help="OpenAI-compatible endpoint, for LLM agents [default: $OPENAI_BASE_URL, else "
+                                    "the OpenAI API]; "
                                     "another endpoint gets no API key unless --api-key-env names one"),
     click.option("--api-key-env", metavar="NAME",
                  help="environment variable holding the API key, for LLM agents (its name is recorded, never "

@@ -104,10 +104,18 @@ def _server_args(task_id: str, seed: int | None, seed_range: str | None, record:
     return args
 
 
+def srezero_executable() -> str:
+    """The ``srezero`` script of the Python running now (the one beside the interpreter, as pip installs
+    it), so a host starts this install; the first one on ``PATH`` may be another (a pyenv shim, an older
+    virtualenv)."""
+    beside = Path(sys.executable).parent / ("srezero.exe" if os.name == "nt" else "srezero")
+    return str(beside) if beside.is_file() else shutil.which("srezero") or "srezero"
+
+
 def client_config(task_id: str, seed: int, http_port: int | None = None, args: list[str] | None = None) -> dict:
     """The ``mcpServers`` block MCP hosts (Claude Code's .mcp.json, Claude Desktop, Cursor...) read."""
     if http_port is not None:
         return {"mcpServers": {"srezero": {"type": "http", "url": f"http://127.0.0.1:{http_port}/mcp"}}}
-    exe = shutil.which("srezero") or "srezero"
+    exe = srezero_executable()
     return {"mcpServers": {"srezero": {"type": "stdio", "command": exe,
                                        "args": args or ["mcp", "--task", task_id, "--seed", str(seed)]}}}

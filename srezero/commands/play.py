@@ -69,12 +69,12 @@ def play_cmd(task_id: str | None, task_opt: str | None, seed: int, dirs: tuple[s
     if warning:
         sys.stdout.flush()
         sys.stderr.write(style.red(f"\n{warning}") + "\n")
-    sys.stdout.write(end_message(str(path), env.spec.id, seed, session.stopped_early, session.agent_label,
+    sys.stdout.write(end_message(str(path), env.spec.id, seed, session.agent_label,
                                  columns(sys.stdout), folder=not warning) + "\n")
     sys.stdout.flush()
 
 
-def end_message(path: str, task_id: str, seed: int, stopped_early: bool = False, label: str = "",
+def end_message(path: str, task_id: str, seed: int, label: str = "",
                 width: int | None = None, folder: bool = True) -> str:
     """Where the record went, how to replay it and how to report on it. Each command is a line of its
     own, never wrapped, so it can be copied whole; the prose around it wraps to ``width`` columns.
@@ -89,8 +89,7 @@ def end_message(path: str, task_id: str, seed: int, stopped_early: bool = False,
     if os.path.isabs(path) and os.path.commonpath([here, path]) == here:
         path = os.path.relpath(path, here)
     q = shlex.quote(path)
-    replay_note = ("the same actions, then the replay agent resolves, so the result differs from this stopped "
-                   "session" if stopped_early else "the same actions give the same result")
+    replay_note = "the same actions give the same result"
     where = shlex.quote(os.path.dirname(path) or ".")
     attempt = f" as {label} (a repeat of this task and seed in that folder)" if "#" in label else ""
     lines = [fit(f"transcript saved to {path}{attempt}", width),

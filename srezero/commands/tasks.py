@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import click
 import orjson
@@ -103,7 +103,9 @@ def task_group() -> None:
               help="seed used to resolve names in the ground truth")
 @TASKS_DIR
 @click.option("--json", "as_json", is_flag=True, help="the task as JSON (ground truth only with --spoilers)")
-def show_cmd(task_id: str, spoilers: bool, seed: int, dirs: tuple[str, ...], as_json: bool) -> None:
+@click.option("--toml", "as_toml", is_flag=True,
+              help="the task file itself, comments included, to copy and edit (all spoilers: needs --spoilers)")
+def show_cmd(task_id: str, spoilers: bool, seed: int, dirs: tuple[str, ...], as_json: bool, as_toml: bool) -> None:
     """Show a task (id, gen: id or .toml path) as a card. Ground truth only with --spoilers."""
     from srezero.task.loader import get_task
 
@@ -111,6 +113,11 @@ def show_cmd(task_id: str, spoilers: bool, seed: int, dirs: tuple[str, ...], as_
         spec = get_task(task_id, tuple(dirs))
     except (KeyError, ValueError) as exc:
         raise click.ClickException(str(exc).strip("'\"")) from None
+    if as_toml:
+        if not spoilers:
+            raise click.UsageError("--toml prints the whole task file, ground truth included: add --spoilers")
+        sys.stdout.write(_task_file_text(spec, task_id, tuple(dirs)))
+        return
     if as_json:
         data = spec.model_dump(mode="json")
         if not spoilers:
@@ -257,3 +264,18 @@ def schema_cmd(out: str | None) -> None:
             fh.write(text)
     else:
         sys.stdout.write(text)
+
+
+def _task_file_text(spec: Any, task_id: str, dirs: tuple[str, ...]) -> str:
+    """A task's file as written (curated tasks ship inside the package, so a pip install has no tasks/ to
+    copy from); a generated variant has no file and gets the TOML it decodes to."""
+    from srezero.task.export import to_toml
+    from srezero.task.loader import list_tasks
+
+    if task_id.endswith(".toml"):
+        return Path(task_id).read_text(encoding="utf-8-sig")
+    path = next((info.path for info in list_tasks(dirs) if info.id == spec.id and info.path), "")
+    if path:
+        return Path(path).read_text(encoding="utf-8-sig")
+    return to_toml(spec, header=f"{spec.id}: a generated variant (srezero generate). To edit it, save it as NAME.toml "
+                   f"and set id = \"NAME\" (a task's id is its file name).")

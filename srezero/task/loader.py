@@ -174,11 +174,16 @@ def parse_data(data: dict, path: str | Path = "<data>") -> TaskSpec:
 
 
 def load_file(path: str | Path) -> TaskSpec:
+    """Load and validate one task file (``srezero.load_task``); for a task id use ``srezero.get_task``.
+
+    Raises TaskFileError (a ValueError) naming the file, each field and its problem."""
     p = Path(path)
     try:
         data = p.read_bytes()
     except OSError as exc:
         what = "a directory, not a task file" if p.is_dir() else f"cannot read: {exc.strerror}"
+        if not p.suffix and not p.exists():  # an id passed where a path goes
+            what += f" (load_task takes a file path; for a task id use srezero.get_task({str(path)!r}))"
         raise TaskFileError(p, [("(file)", what)]) from None
     if data.startswith(codecs.BOM_UTF8):  # what some Windows editors save: TOML allows no byte-order mark
         raise TaskFileError(p, [("(file)", "starts with a UTF-8 byte-order mark, which TOML does not allow; save "
@@ -281,4 +286,8 @@ def load_specs(extra: tuple[str, ...] = (), errors: list[TaskFileError] | None =
 
 
 def list_tasks(extra: tuple[str, ...] = ()) -> list[TaskInfo]:
+    """Every task (bundled, then ``SREZERO_TASKS_PATH``, then ``extra`` directories) as a :class:`TaskInfo`:
+    id, title, difficulty, tags, split, layers, where the root causes sit (``roots``: a service, kernel,
+    disk or hardware; none for a false alarm) and the file path. Spoilers, for people choosing tasks;
+    agents are never shown it."""
     return [spec.info(str(p)) for spec, p in load_specs(extra)]

@@ -421,7 +421,9 @@ class TaskSpec(_Model):
 
 
 class TaskInfo(BaseModel):
-    """What ``srezero.list_tasks()`` returns: enough to pick a task (for people; agents never see it)."""
+    """What ``srezero.list_tasks()`` returns: enough to pick a task (for people; agents never see it).
+    ``roots``: where the root causes sit (a service, kernel, disk or hardware; none for a false alarm);
+    ``path``: the task file."""
 
     id: str
     title: str

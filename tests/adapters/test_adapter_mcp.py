@@ -316,6 +316,22 @@ def test_print_config_carries_every_option_given(tmp_path: Path, monkeypatch: py
     assert args() == ["mcp", "--task", TASK, "--seed", "0"]
 
 
+def test_print_config_names_this_installs_script_not_the_first_on_path(tmp_path: Path,
+                                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    """A pyenv shim or an older virtualenv first on PATH would start another srezero than this one."""
+    beside = Path(sys.executable).parent / "srezero"
+    if not beside.is_file():
+        pytest.skip("this interpreter has no srezero script beside it (not installed with pip)")
+    shim = tmp_path / "shims" / "srezero"
+    shim.parent.mkdir()
+    shim.write_text("#!/bin/sh\nexit 1\n")
+    shim.chmod(0o755)
+    monkeypatch.setenv("PATH", f"{shim.parent}{os.pathsep}{os.environ.get('PATH', '')}")
+    out = CliRunner().invoke(cli, ["mcp", "--task", TASK, "--seed", "1", "--print-config"])
+    assert out.exit_code == 0, out.output
+    assert orjson.loads(out.output)["mcpServers"]["srezero"]["command"] == str(beside)
+
+
 def test_print_config_gives_a_task_file_as_an_absolute_path(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """A host starts the server in a directory of its own: a relative task file would not be found."""
     (tmp_path / "mine.toml").write_text((Path(__file__).resolve().parents[2] / "tasks" / "inc-001.toml").read_text())

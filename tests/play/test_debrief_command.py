@@ -87,3 +87,15 @@ def test_records_that_cannot_be_debriefed_say_why(tmp_path: Path, played: tuple[
     assert out.exit_code == 1 and "the episode did not end (agent_error: boom)" in out.output
     out = CliRunner().invoke(cli, ["debrief", str(tmp_path / "nothing.json")])
     assert out.exit_code == 2 and "does not exist" in out.output
+
+
+def test_a_quit_session_replays_to_its_own_result_as_the_end_message_says(played: tuple[str, Path],
+                                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    output, record = played
+    assert "the same actions give the same result" in " ".join(output.split())
+    monkeypatch.setenv("SREZERO_REPLAY", str(record))
+    out = CliRunner().invoke(cli, ["run", "--task", "inc-001", "--agent", "replay", "--seed", "3", "--json"])
+    assert out.exit_code == 0, out.output
+    saved = orjson.loads(record.read_bytes())["result"]
+    replayed = orjson.loads(out.output)["result"]
+    assert saved["end"] == "stopped" and replayed == saved

@@ -264,7 +264,7 @@ def test_the_end_of_play_commands_stay_whole_and_the_prose_fits_the_terminal(tmp
 
     monkeypatch.chdir(tmp_path)
     record = "runs/my play/inc-001-0.json"  # a space: the commands must quote it
-    text = end_message(record, "inc-001", 0, stopped_early=True, label="you#2", width=50)
+    text = end_message(record, "inc-001", 0, label="you#2", width=50)
     commands = [line.strip() for line in text.splitlines() if "srezero " in line]
     assert [shlex.split(c) for c in commands] == [
         [f"SREZERO_REPLAY={record}", "srezero", "run", "--task", "inc-001", "--agent", "replay", "--seed", "0"],
@@ -273,7 +273,7 @@ def test_the_end_of_play_commands_stay_whole_and_the_prose_fits_the_terminal(tmp
         ["srezero", "report", "runs/my play"]]
     prose = [line for line in text.splitlines() if "srezero " not in line]
     assert prose and all(len(line) <= 50 for line in prose)
-    assert "differs from this stopped session" in " ".join(" ".join(prose).split())
+    assert "the same actions give the same result" in " ".join(" ".join(prose).split())
 
 
 @pytest.mark.parametrize("width", [50, 60, 80, 100, 140])

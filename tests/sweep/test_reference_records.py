@@ -9,6 +9,7 @@ the full file set and the summary (recomputed from all records) are checked too.
 from __future__ import annotations
 
 import os
+import re
 import shutil
 from pathlib import Path
 
@@ -100,4 +101,8 @@ def test_report_guide_quotes_the_reference_compare():
     doc = (ROOT.parent / "docs" / "report.md").read_text()
     block = doc.split("$ srezero compare records:runbook records:greedy\n", 1)[1].split("```", 1)[0]
     assert block.strip() == res.output.replace(str(ROOT), "records").strip(), STALE
+    # docs/baselines.md quotes the same difference in words
+    diff, ci = re.search(r"^marks .* A - B +(\S+) +95% CI (\[.*?\])", res.output, re.MULTILINE).groups()
+    quoted = f"puts the difference at {diff} marks {ci}"
+    assert quoted in " ".join((ROOT.parent / "docs" / "baselines.md").read_text().split()), STALE
 

@@ -192,3 +192,20 @@ def test_markdown_page_never_lists_private_or_extra_tasks(tmp_path, monkeypatch)
     assert "held-out-1" in listed.output  # the private task is usable...
     page = CliRunner().invoke(cli, ["tasks", "--markdown"])
     assert page.exit_code == 0 and "held-out-1" not in page.output  # ...but never published
+
+
+def test_show_toml_prints_a_task_file_to_start_from_even_without_a_clone(tmp_path: Path) -> None:
+    """writing-tasks.md's five-minute version copies a curated task with `task show --toml`: a pip install
+    has no tasks/ folder. It prints the shipped file verbatim (comments kept), and only with --spoilers."""
+    shipped = next(t for t in srezero.list_tasks() if t.id == "inc-013").path
+    refused = _invoke("task", "show", "inc-013", "--toml")
+    assert refused.exit_code != 0 and "add --spoilers" in refused.output
+    out = _invoke("task", "show", "inc-013", "--toml", "--spoilers")
+    assert out.exit_code == 0 and out.output == Path(shipped).read_text()
+    # the five-minute recipe: save, rename the id, and it loads as a task of its own
+    (tmp_path / "class-01.toml").write_text(out.output.replace('id = "inc-013"', 'id = "class-01"'))
+    assert _invoke("task", "validate", str(tmp_path)).exit_code == 0
+    gen = "gen:8b0fb5e8226ecf4747e0"  # the id writing-tasks.md shows; a variant has no file, it gets its TOML
+    text = _invoke("task", "show", gen, "--toml", "--spoilers").output
+    (tmp_path / "g1.toml").write_text(text.replace(f'id = "{gen}"', 'id = "g1"'))
+    assert "set id" in text and _invoke("task", "validate", str(tmp_path / "g1.toml")).exit_code == 0
