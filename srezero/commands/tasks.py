@@ -270,12 +270,10 @@ def _task_file_text(spec: Any, task_id: str, dirs: tuple[str, ...]) -> str:
     """A task's file as written (curated tasks ship inside the package, so a pip install has no tasks/ to
     copy from); a generated variant has no file and gets the TOML it decodes to."""
     from srezero.task.export import to_toml
-    from srezero.task.loader import list_tasks
+    from srezero.task.loader import task_file
 
-    if task_id.endswith(".toml"):
-        return Path(task_id).read_text(encoding="utf-8-sig")
-    path = next((info.path for info in list_tasks(dirs) if info.id == spec.id and info.path), "")
-    if path:
-        return Path(path).read_text(encoding="utf-8-sig")
+    path = task_file(task_id, dirs)
+    if path is not None:
+        return path.read_text(encoding="utf-8-sig")
     return to_toml(spec, header=f"{spec.id}: a generated variant (srezero generate). To edit it, save it as NAME.toml "
                    f"and set id = \"NAME\" (a task's id is its file name).")

@@ -8,7 +8,7 @@ from typing import Any
 import click
 import orjson
 
-from srezero.tools.schema_words import bound_words
+from srezero.tools.schema_words import bound_words, resolve_ref
 
 
 @click.command("tools")
@@ -66,7 +66,7 @@ def _argument_table(schema: dict[str, Any], defs: dict[str, Any]) -> list[str]:
     rows = ["| argument | type | required | description |", "|---|---|---|---|"]
     required = set(schema.get("required", []))
     for name, prop in props.items():
-        prop = _resolved(prop, defs)
+        prop = resolve_ref(prop, defs)
         typ = prop.get("type") or " | ".join(x.get("type", "object") for x in prop.get("anyOf", [])) or "object"
         if typ == "array" and "$ref" in prop.get("items", {}):
             typ = f"array of {prop['items']['$ref'].rsplit('/', 1)[-1]}"
@@ -83,10 +83,5 @@ def _argument_table(schema: dict[str, Any], defs: dict[str, Any]) -> list[str]:
 def _object_items(schema: dict[str, Any]) -> list[tuple[str, dict[str, Any]]]:
     """The array arguments whose items are objects (submit_diagnosis's claims), with the item schema."""
     defs = schema.get("$defs", {})
-    return [(name, _resolved(prop["items"], defs)) for name, prop in schema.get("properties", {}).items()
-            if prop.get("type") == "array" and "properties" in _resolved(prop.get("items", {}), defs)]
-
-
-def _resolved(node: dict[str, Any], defs: dict[str, Any]) -> dict[str, Any]:
-    ref = node.get("$ref")
-    return defs.get(ref.rsplit("/", 1)[-1], node) if isinstance(ref, str) else node
+    return [(name, resolve_ref(prop["items"], defs)) for name, prop in schema.get("properties", {}).items()
+            if prop.get("type") == "array" and "properties" in resolve_ref(prop.get("items", {}), defs)]

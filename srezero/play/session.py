@@ -74,9 +74,13 @@ class PlaySession:
     obs: Observation | None = None
     info: dict[str, Any] = field(default_factory=dict)
     quit_requested: bool = False
-    stopped_early: bool = False  # ended with quit / end of input, before resolve() or the budget
     agent_label: str = ""  # the label the saved record got (set by save)
     width: int = WIDTH  # the columns help is laid out for (the shell sets the terminal's)
+
+    @property
+    def stopped_early(self) -> bool:
+        """Ended with quit / end of input, before resolve() or the budget."""
+        return self.env.end_cause() == "stopped"
 
     def start(self) -> str:
         """Reset the episode and return the page text."""
@@ -163,7 +167,6 @@ class PlaySession:
         if not self.env.trajectory:
             return Reply("no action taken: leaving without a debrief or a record", "error", done=True)
         result = self.env.finish()
-        self.stopped_early = True
         self.info = {**self.info, "result": copy.deepcopy(result)}
         return Reply("stopped before resolve(): the episode ends here as it stands (truncated); the debrief follows",
                      "error", done=True)

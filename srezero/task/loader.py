@@ -269,6 +269,14 @@ def get_task(task_id: str, extra: tuple[str, ...] = ()) -> TaskSpec:
     return _load_cached(str(p), p.stat().st_mtime)
 
 
+def task_file(task_id: str, extra: tuple[str, ...] = ()) -> Path | None:
+    """The file a task is read from: the path itself, the file an id is indexed under, or None (a ``gen:``
+    variant has no file, and neither has an unknown id)."""
+    if task_id.endswith(".toml"):
+        return Path(task_id)
+    return None if task_id.startswith("gen:") else _index(extra).get(task_id)
+
+
 def load_specs(extra: tuple[str, ...] = (), errors: list[TaskFileError] | None = None) -> list[tuple[TaskSpec, Path]]:
     """Every curated task (bundled, SREZERO_TASKS_PATH, ``extra``) with its file, in id order per directory.
 

@@ -1,4 +1,4 @@
-"""A tool argument's JSON-schema bounds in words.
+"""A tool argument's JSON-schema bounds in words, and its local ``$ref`` resolved.
 
 For the places that show a tool to a reader rather than to a validator: the prompt agent's signatures,
 docs/tools.md, and inspect_ai's descriptions (its schema model drops some keywords). The episode
@@ -25,3 +25,9 @@ def bound_words(prop: dict[str, Any], keys: frozenset[str] | set[str] | None = N
         present = [k for k in present if k not in ("minimum", "maximum")]
     words += [BOUND_WORDS[k].format(f"{prop[k]:g}") for k in present]
     return words
+
+
+def resolve_ref(node: dict[str, Any], defs: dict[str, Any]) -> dict[str, Any]:
+    """The ``$defs`` entry a local ``{"$ref": "#/$defs/Name"}`` points to, else ``node`` itself."""
+    ref = node.get("$ref")
+    return defs.get(ref.rsplit("/", 1)[-1], node) if isinstance(ref, str) else node

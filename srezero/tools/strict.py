@@ -14,7 +14,7 @@ from __future__ import annotations
 import copy
 from typing import Any
 
-from srezero.tools.schema_words import bound_words
+from srezero.tools.schema_words import bound_words, resolve_ref
 
 #: Bound keywords strict mode refuses; they move into the description, in words.
 UNSUPPORTED_BOUNDS = frozenset({"minLength", "maxLength"})
@@ -61,9 +61,7 @@ def drop_null_optionals(args: dict[str, Any], schema: dict[str, Any]) -> dict[st
     defs = schema.get("$defs", {})
 
     def walk(value: Any, node: dict[str, Any]) -> Any:
-        ref = node.get("$ref")
-        if isinstance(ref, str):
-            node = defs.get(ref.rsplit("/", 1)[-1], node)
+        node = resolve_ref(node, defs)
         props = node.get("properties")
         if isinstance(value, dict) and isinstance(props, dict):
             required = set(node.get("required", ()))
