@@ -178,8 +178,10 @@ class Episode:
         self._accepted = [naming.accepted_names(w, rc) for rc in self.truth]
         children = {s: {r.name for r in w.services[s].replicas} for s in w.services}
         children.update({n.name: {r.name for r in n.replicas} for n in w.topo.nodes})
-        signals = [sig for f in self.faults for sig in f.signals(w)] or self._control_signals()
-        self.evidence = EvidenceTracker(signals, children)
+        owned = [(i, sig) for i, f in enumerate(self.faults) for sig in f.signals(w)]
+        # which root cause each evidence signal shows (a control task's: -1, and get_alerts shows nothing)
+        self._signal_owner = [i for i, _ in owned] or [-2] + [-1] * len(self._control_metrics())
+        self.evidence = EvidenceTracker([sig for _, sig in owned] or self._control_signals(), children)
         self.judge = WriteJudge(w, self.faults, self.truth)
         firing = tuple(a.entity for a in w.alerts.listing(w.now) if a.firing)
         self._victims = naming.victims(w, firing)
@@ -383,7 +385,7 @@ class Episode:
     def _score_diagnosis(self) -> dict[str, Any]:
         w = self.world
         if self.spec.ground_truth.no_fault:
-            return diag.score_no_fault(self.st.claims)
+            return diag.score_no_fault(self.st.claims, -1 in self._grounded_owners())
         service_of = {}
         for c in self.st.claims or ():
             e = naming.norm(str(c.get("entity", "")))
@@ -391,8 +393,18 @@ class Episode:
             if svc:
                 service_of[e] = svc
         noise = frozenset(naming.norm(x) for x in sorted(w.noise_entities))
+        seen = self._grounded_owners()
         return diag.score(self.st.claims, self.truth, self._accepted, self._victims,
-                          naming.concrete_vocabulary(w), noise, service_of)
+                          naming.concrete_vocabulary(w), noise, service_of,
+                          grounded=[i in seen for i in range(len(self.truth))])
+
+    def _grounded_owners(self) -> set[int]:
+        """The root causes (indices; -1 for a control task's noise) whose evidence the agent's reads
+        showed before the step of the diagnosis being scored."""
+        by = self.st.diagnosis_step
+        if by is None:
+            return set()
+        return {self._signal_owner[j] for j in self.evidence.seen_before(by)}
 
     def _slo_restored_s(self) -> float | None:
         """Seconds from the page until the edge SLOs held for good (through verification)."""

@@ -176,18 +176,25 @@ class LockContention(Declared):
         st = w.state
         st.db_lock_pid, st.db_lock_ms, st.db_lock_since = self.pid, self.params["lock_ms"], w.now - 240.0
         self.primary = w.topo.db_primary()
+        self.started_at = self.primary.ready_at
+
+    def session_over(self, w: World) -> bool:
+        """A restart (which sets a new ``ready_at``) or failover of the primary ended the session, whether or
+        not this process has woken up to clear the lock yet: the write is judged on what it did."""
+        p = self.primary
+        return p.state != "Running" or p.ready_at != self.started_at or w.topo.db_primary() is not p
 
     def evolve(self, w: World) -> Generator[Any, Any, None]:
-        while w.state.db_lock_pid == self.pid:  # a restart or failover of the primary ends the session
+        while w.state.db_lock_pid == self.pid:
             yield w.env.timeout(TICK_S)
-            if self.primary.state != "Running" or w.topo.db_primary() is not self.primary:
+            if self.session_over(w):
                 w.state.db_lock_pid, w.state.db_lock_ms = 0, 0.0
 
     def subs(self, w: World) -> dict[str, str]:
         return {"pid": str(self.pid)}
 
     def neutralised(self, w: World) -> bool:
-        return w.state.db_lock_pid != self.pid
+        return w.state.db_lock_pid != self.pid or self.session_over(w)
 
     def why_active(self, w: World) -> str:
         return f"backend {self.pid} still holds its transaction open and blocks queries"

@@ -42,7 +42,7 @@ QUESTION_WORDS = {
     "localization.origin": "name each root cause (its entity, or a coarser name such as its service)",
     "localization.no_victim": "blame no downstream victim (a component suffering because of the cause)",
     "localization.no_healthy": "blame no component that had no part in the incident",
-    "characterization.mechanism": "give each root cause its right category",
+    "characterization.mechanism": "give each root cause its right category, after reading evidence of it",
     "characterization.detail": "give each root cause its concrete detail (key and value, device, release...)",
     "characterization.no_contradiction": "claim no root cause under two different categories",
     "scope.no_over": f"blame nothing but the root causes, with at most {diag.MAX_CLAIMS_PER_CAUSE} claims each",
@@ -56,6 +56,8 @@ GATE_WORDS = {
                          "(hedging earns nothing)",
     "not_submitted": "no diagnosis was submitted; this was a false alarm, and the right answer was an empty diagnosis "
                      "(submit_diagnosis(root_causes=[]))",
+    "unsupported": "this was a false alarm, but 'no fault' was declared before reading any of the metrics that show "
+                   "the page was noise: an unchecked guess is not a decision",
     "blamed_a_healthy_system": "this was a false alarm (nothing was broken), but the diagnosis blamed something",
 }
 
@@ -357,8 +359,10 @@ def diagnosis_lines(env: Episode, result: dict[str, Any]) -> list[str]:
         why = GATE_WORDS.get(gate, gate.replace("_", " ")).format(precision=d.get("precision", 0.0))
         out.append(f"  why 0: {why}")
     elif d.get("checklist", {}).get("characterization.mechanism") == 0.0 and claims:
-        out.append(f"  capped at {diag.MECHANISM_CAP:.2f}: no root cause was claimed with its right category "
-                   "(naming where, without knowing what, is not a diagnosis)")
+        unseen = any(pc.get("named") and not pc.get("grounded", True) for pc in d.get("per_cause") or [])
+        out.append(f"  capped at {diag.MECHANISM_CAP:.2f}: no root cause was claimed with its right category"
+                   + (" after reading evidence of it (a right guess is not a diagnosis)" if unseen else
+                      " (naming where, without knowing what, is not a diagnosis)"))
     distractors = set(d.get("distractor_claims") or [])
     for e in d.get("victim_claims") or []:
         out.append(f"  {e}: {victim_words(env, e)}")
@@ -375,6 +379,9 @@ def diagnosis_lines(env: Episode, result: dict[str, Any]) -> list[str]:
         name = pc["entity"]
         if not pc.get("named"):
             out.append(f"  root cause {name}: not named")
+        elif not pc.get("grounded", True) and rc.get("category") in (pc.get("categories_claimed") or []):
+            out.append(f"  root cause {name}: named with the right category, but none of your reads had shown "
+                       "any sign of it before the diagnosis, so the category and detail did not count")
         elif not pc.get("mechanism"):
             got = ", ".join(pc.get("categories_claimed") or []) or "no category"
             out.append(f"  root cause {name}: named, but as {got}; it is {rc.get('category', '?')}")

@@ -16,8 +16,12 @@ A detail is *right* for a root cause when all of these hold:
 3. **It is not stuffed.** It names at most ``MAX_FOREIGN_CONCRETE`` (one) concrete thing that does not
    belong to this root cause (another key, device, version, node or replica: room for the one victim
    or neighbour an honest explanation mentions), and uses mechanism words from at most
-   ``MAX_FOREIGN_FAMILIES`` families that this fault's own description does not use. One string
-   listing every key, every device and every mechanism fails this for every root cause, and so does
+   ``MAX_FOREIGN_FAMILIES`` families that this fault's own description does not use, of which at most
+   ``MAX_FOREIGN_ALTERNATIVES`` (one) may be another way the same kind of thing fails
+   (:data:`ALTERNATIVES`: sector errors, a full disk, a fail-slow disk, ECC, heat and power are six
+   ways hardware fails; a certificate, a clock and a credential three ways authentication does;
+   connections, memory and disk space three things that run out). One
+   string listing every key, every device and every mechanism fails this for every root cause, and so does
    a service-level claim whose detail hedges across three keys ("one of max_connections,
    idle_timeout_s, health_check_path is wrong").
 
@@ -40,6 +44,7 @@ if TYPE_CHECKING:
 
 MAX_FOREIGN_CONCRETE = 1
 MAX_FOREIGN_FAMILIES = 2
+MAX_FOREIGN_ALTERNATIVES = 1
 MAX_NUMBERS = 5
 
 #: Mechanism families: words an explanation of one kind of fault uses. Matched case-insensitively
@@ -47,16 +52,23 @@ MAX_NUMBERS = 5
 FAMILIES: dict[str, tuple[str, ...]] = {
     "memory": ("memory", "oom", "out of memory", "heap", "rss", "leak"),
     "crash": ("crash", "exit", "panic", "segfault", "backoff"),
-    "disk": ("sector", "i/o error", "io error", "eio", "smart", "bad block", "medium error", "disk full",
-             "inode", "fsync", "filesystem"),
-    "hardware": ("ecc", "thermal", "overheat", "power supply", "psu", "dead node", "kernel panic", "fail-slow",
-                 "slow disk"),
+    # storage and hardware are split by mechanism: each family is one way a disk or a machine fails
+    "disk_media": ("sector", "i/o error", "io error", "eio", "smart", "bad block", "medium error", "fsync",
+                   "read error"),
+    "disk_space": ("disk full", "no space", "space left", "inode", "filesystem full", "out of space"),
+    "fail_slow": ("fail-slow", "slow disk", "disk latency", "i/o latency", "io latency"),
+    "ecc": ("ecc", "dimm", "memory module", "uncorrectable", "edac", "sigbus"),
+    "thermal": ("thermal", "overheat", "temperature", "fan"),
+    "power": ("power supply", "psu", "power loss", "lost power", "loses power", "dead node", "notready",
+              "node down", "node is down"),
     "network": ("packet", "loss", "flap", "conntrack", "dns", "mtu", "retransmi", "partition", "nic", "link"),
     "kernel": ("sysctl", "file-max", "nf_conntrack", "ip_local_port_range", "tcp_tw_reuse", "cgroup", "quota",
                "enfile", "emfile"),
     "balancer": ("sticky", "backend weight", "weight", "health check", "health-check", "idle timeout"),
-    "auth": ("certificat", "tls", "ssl", "expired", "expiry", "clock", "skew", "ntp", "credential",
-             "password", "authenticat", "unauthori"),
+    # authentication is split the same way: a certificate, a clock, a credential
+    "certificate": ("certificat", "tls", "ssl", "expired", "expiry"),
+    "clock": ("clock", "skew", "ntp", "time sync", "chrony"),
+    "credential": ("credential", "password", "secret", "wrongpass", "rotat"),
     "connections": ("pool", "connection", "file descriptor", "ulimit", "ephemeral port", "socket"),
     "retry": ("retry", "retries", "timeout", "timed out", "amplif", "thundering herd", "metastable"),
     "capacity": ("capacity", "under-provision", "underprovision", "saturat", "throughput", "scale up",
@@ -66,6 +78,15 @@ FAMILIES: dict[str, tuple[str, ...]] = {
     "database": ("index", "slow quer", "deadlock", "lock wait", "vacuum", "bloat", "replication lag",
                  "dead tuple", "split brain", "long transaction", "replication slot", "wal", "standby"),
     "code": ("release", "deploy", "regression", "bug", "exception", "rollout", "version", "feature flag", "flag"),
+}
+
+#: Families that are alternatives to one another: one machine or disk failing in one way. A detail may
+#: name at most ``MAX_FOREIGN_ALTERNATIVES`` of them that the fault does not use (room for "not the
+#: disk's sectors, its latency"), so a string listing every way hardware fails passes for none.
+ALTERNATIVES: dict[str, frozenset[str]] = {
+    "hardware": frozenset({"disk_media", "disk_space", "fail_slow", "ecc", "thermal", "power"}),
+    "authentication": frozenset({"certificate", "clock", "credential"}),
+    "exhaustion": frozenset({"connections", "memory", "disk_space"}),
 }
 
 _WORD_CHARS = "a-z0-9_"
@@ -145,4 +166,8 @@ def check(detail: str, entity: str, rc: RootCause, vocabulary: dict[str, str]) -
     foreign_fams = families_in(text) - families_in(own)
     if len(foreign_fams) > MAX_FOREIGN_FAMILIES:
         return False, f"the detail mixes {len(foreign_fams)} unrelated fault mechanisms (stuffing)"
+    for kind, alternatives in ALTERNATIVES.items():
+        if len(foreign_fams & alternatives) > MAX_FOREIGN_ALTERNATIVES:
+            return False, (f"the detail names {len(foreign_fams & alternatives)} other ways {kind} fails "
+                           "besides this one (stuffing)")
     return True, ""

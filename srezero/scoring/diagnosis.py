@@ -12,7 +12,8 @@ localization.origin                      each root cause is named (its entity or
 localization.no_victim                   no claim blames a downstream victim (a component visibly
                                          suffering at page time that is not a root cause)
 localization.no_healthy                  no claim blames a component with no part in the incident
-characterization.mechanism               each root cause is claimed with its category
+characterization.mechanism               each root cause is claimed with its category, and the agent
+                                         had seen evidence of it (see *grounding* below)
 characterization.detail                  ... and with the right concrete detail (:mod:`.detail`)
 characterization.no_contradiction        no root cause is claimed under two different categories
                                          (a "no" here is a category hedge: it also gates D to 0)
@@ -30,6 +31,15 @@ every category therefore earns nothing. A claim whose category is the right one 
 cause it also localises (two faults behind one service name) is that cause's claim, not a hedge.
 And D is at most ``MECHANISM_CAP`` when no root cause is claimed with its right category: the right
 entity alone is not a diagnosis.
+
+**Grounding.** A root cause's category and detail count only when the agent's reads surfaced at
+least one of that root cause's evidence signals (:mod:`srezero.scoring.evidence`) before it
+submitted the diagnosis it is scored on. A diagnosis nobody looked for is a guess: a policy that
+never reads a symptom can still name the usual suspect (the database primary's node, the release,
+the certificate) where the suite's priors make it likely, and the right guess must not score as a
+diagnosis. Naming the right entity still counts (localization), so an ungrounded right claim is held
+at ``MECHANISM_CAP``. On a control task, "no fault" counts only after the agent read one of the
+metrics that show the page was noise.
 
 Entity precision = root causes localised / (root causes localised + distinct claimed entities that
 localise none). The names that localise one root cause (its entity, its aliases, other spellings)
@@ -63,6 +73,8 @@ MIN_PRECISION = 0.5
 MECHANISM_CAP = 0.25
 HEDGE_CATEGORIES = 2
 MAX_CLAIMS_PER_CAUSE = 2
+#: Why a right category and detail did not count (a per-cause ``detail_reason``).
+UNSUPPORTED = "no evidence of this cause was read before the diagnosis (a right guess is not a diagnosis)"
 
 
 @dataclass
@@ -95,27 +107,31 @@ def _result(answers: dict[str, float], precision: float, recall: float, pafr: fl
             **extra}
 
 
-def score_no_fault(claims_in: Sequence[Any] | None) -> dict[str, Any]:
-    """A control task: the right answer is "no fault" (no claims, or only ``none`` claims)."""
+def score_no_fault(claims_in: Sequence[Any] | None, grounded: bool = True) -> dict[str, Any]:
+    """A control task: the right answer is "no fault" (no claims, or only ``none`` claims), given after
+    reading what shows the page was noise (``grounded``)."""
     submitted = claims_in is not None
     claims = [Claim.of(c) for c in claims_in or ()]
-    correct = submitted and all(c.category == "none" for c in claims)
+    said_none = submitted and all(c.category == "none" for c in claims)
+    correct = said_none and grounded
     v = 1.0 if correct else 0.0
-    return _result(dict.fromkeys(QUESTIONS, v), v, 1.0, v, v, claims_in or (),
-                   gate=None if correct else ("not_submitted" if not submitted else "blamed_a_healthy_system"),
+    gate = (None if correct else "not_submitted" if not submitted else "unsupported" if said_none
+            else "blamed_a_healthy_system")
+    return _result(dict.fromkeys(QUESTIONS, v), v, 1.0, v, v, claims_in or (), gate=gate,
                    per_cause=[], victim_claims=[], healthy_claims=[norm(c.entity) for c in claims if c.category != "none"],
                    distractor_claims=[])
 
 
 def score(claims_in: Sequence[Any] | None, truth: Sequence[RootCause], accepted: Sequence[frozenset[str]],
           victims: frozenset[str], vocabulary: dict[str, str], noise: frozenset[str] = frozenset(),
-          service_of: dict[str, str] | None = None) -> dict[str, Any]:
+          service_of: dict[str, str] | None = None, grounded: Sequence[bool] | None = None) -> dict[str, Any]:
     """Score a diagnosis of a faulty task.
 
     ``accepted[i]`` are the normalised names that localise ``truth[i]``; ``victims`` the normalised
     names of components suffering downstream; ``vocabulary`` the world's concrete items
     (:func:`srezero.scoring.naming.concrete_vocabulary`); ``noise`` names touched by noise and
-    distractors; ``service_of`` maps names (replicas, keys) to their service for victim checks.
+    distractors; ``service_of`` maps names (replicas, keys) to their service for victim checks;
+    ``grounded[i]`` whether the agent had surfaced evidence of ``truth[i]`` (default: all had).
     """
     claims = [Claim.of(c) for c in claims_in or ()]
     claims = [c for c in claims if c.category != "none"]
@@ -143,15 +159,18 @@ def score(claims_in: Sequence[Any] | None, truth: Sequence[RootCause], accepted:
     per_cause = []
     mech = det = 0
     for i, rc in enumerate(truth):
+        seen = grounded is None or bool(grounded[i])
         right = [c for c in matched[i] if c.category == rc.category]
         ok_detail, why = False, "not named" if not matched[i] else "wrong category"
         for c in right:
             ok_detail, why = detail_mod.check(c.detail, c.entity, rc, vocabulary)
             if ok_detail:
                 break
+        if right and not seen:  # a right guess with no evidence read: named, not characterised
+            right, ok_detail, why = [], False, UNSUPPORTED
         mech += bool(right)
         det += ok_detail
-        per_cause.append({"entity": rc.entity, "named": bool(matched[i]), "mechanism": bool(right),
+        per_cause.append({"entity": rc.entity, "named": bool(matched[i]), "grounded": seen, "mechanism": bool(right),
                           "detail": ok_detail, "detail_reason": why,
                           "categories_claimed": sorted(claimed_categories(i))})
     categories = [len(claimed_categories(i)) for i in range(n)]

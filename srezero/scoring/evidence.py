@@ -30,6 +30,9 @@ class EvidenceTracker:
     children: dict[str, set[str]]  # entity -> names that count as that entity (its replicas)
     found: list[bool] = field(default_factory=list)
     found_at_step: dict[int, int] = field(default_factory=dict)
+    #: signal -> first step whose read by the signal's tool showed its pattern (any entity or arguments): not
+    #: coverage, but enough to say the agent saw the cause (diagnosis grounding)
+    glimpsed_at_step: dict[int, int] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         self.found = [False] * len(self.signals)
@@ -44,12 +47,15 @@ class EvidenceTracker:
         for i, (stool, ent, sargs, _) in enumerate(self.signals):
             if self.found[i] or stool != tool:
                 continue
+            rx = self._rx[i]
+            shows = rx is None or rx.search(text) is not None
+            if shows and rx is not None:
+                self.glimpsed_at_step.setdefault(i, step)
             if ent != "*" and called_on != ent and called_on not in self.children.get(ent, ()):
                 continue
             if any(args.get(k) != v for k, v in sargs.items()):
                 continue
-            rx = self._rx[i]
-            if rx is not None and not rx.search(text):
+            if not shows:
                 continue
             self.found[i] = True
             self.found_at_step[i] = step
@@ -59,6 +65,11 @@ class EvidenceTracker:
     @property
     def coverage(self) -> float:
         return sum(self.found) / len(self.found) if self.found else 1.0
+
+    def seen_before(self, step: int) -> list[int]:
+        """The signals surfaced or glimpsed by reads before ``step``."""
+        at = {**self.glimpsed_at_step, **self.found_at_step}
+        return [i for i, s in at.items() if s < step]
 
     def report(self) -> dict[str, Any]:
         def desc(i: int) -> str:

@@ -242,7 +242,10 @@ def test_explanation_names_the_end_and_the_marks_terms_and_answer_tells_no_diagn
              {"tool": "resolve", "args": {}}]
     budget = srezero.make(TASK, 2).spec.budget.steps
     control = "inc-011"  # no fault: an empty diagnosis is the right answer, no diagnosis is not
-    submit_empty = [{"tool": "submit_diagnosis", "args": {"root_causes": []}}, {"tool": "resolve", "args": {}}]
+    env = srezero.make(control, 1)
+    env.reset()
+    check = next(a for a in env.oracle_plan() if a["tool"] == "query_metrics")  # what shows the page was noise
+    submit_empty = [check, {"tool": "submit_diagnosis", "args": {"root_causes": []}}, {"tool": "resolve", "args": {}}]
     turns = {core_rollout(TASK, 1, []).page: wrong, core_rollout(TASK, 2, []).page: ["get_alerts()"] * budget,
              core_rollout(control, 1, []).page: submit_empty, core_rollout(control, 2, []).page: wrong[2:]}
     log = inspect_eval("srezero/incident", task_args={"task": f"{TASK},{control}", "seeds": "1,2"},

@@ -40,7 +40,7 @@ def test_react_tool_calls_malformed_calls_and_usage(fake_openai, tmp_path):
     prices = tmp_path / "prices.json"
     prices.write_bytes(orjson.dumps({"test-model": {"prompt": 1.0, "completion": 2.0}}))
     fake_openai.script = [
-        {"tool_calls": [("get_alerts", "{}")]},
+        {"tool_calls": [("get_status", '{"service": "worker"}')]},  # shows the crash loop: evidence
         {"tool_calls": [("search_logs", '{"service": "worker", ')]},  # truncated JSON
         {"tool_calls": [("reboot_everything", "{}")]},  # no such tool
         {"content": "I am not sure what to do."},  # no tool call at all
@@ -49,7 +49,7 @@ def test_react_tool_calls_malformed_calls_and_usage(fake_openai, tmp_path):
     rec = play("llm-react", fake_openai, temperature=0.3, seed=11, price_table=str(prices))
     assert rec["status"] == "ok"
     tools = [t["tool"] for t in rec["trajectory"]]
-    assert tools == ["get_alerts", "search_logs", None, None, "submit_diagnosis", "resolve"]  # a known tool is named
+    assert tools == ["get_status", "search_logs", None, None, "submit_diagnosis", "resolve"]  # a known tool is named
     assert rec["result"]["invalid_actions"] == 3
     assert rec["result"]["diagnosis"]["score"] >= 0.99  # the right claim still counts after model failures
     u = rec["usage"]

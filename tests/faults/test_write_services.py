@@ -33,6 +33,20 @@ def test_terminate_session_releases_only_the_blocker() -> None:
     assert "no backends waiting" in _do(env, "inspect_database", view="locks").text
 
 
+def test_a_database_restart_ends_the_blocking_session_wherever_in_the_tick_it_lands() -> None:
+    """A fourth adversarial review: restart(database) on a lock was judged "neutralised" or "addresses no
+    root cause" depending on whether the fault's own poll had run since (6 of 6 seeds on inc-024)."""
+    reasons = set()
+    for pad in (0, 5, 10, 20):
+        env, w, f = _fault("lock_contention")
+        if pad:
+            _do(env, "wait", seconds=pad)
+        assert _do(env, "restart", target="database").ok
+        assert f.neutralised(w)
+        reasons.add(env.st.writes[-1].reason)
+    assert reasons == {"neutralised lock_contention"}
+
+
 def test_create_index_takes_time_and_must_match() -> None:
     env, w, f = _fault("missing_index")
     assert not _do(env, "create_index", table="nope", column="id").ok

@@ -218,9 +218,12 @@ def test_wrong_fix_penalty_is_labelled_as_it_escalates() -> None:
     ([{"entity": "web_server", "category": "misconfiguration", "detail": "x"}], "why 0: at most half of the components"),
     ([{"entity": "worker", "category": "capacity", "detail": "x"}], "capped at 0.25: no root cause was claimed"),
     ([{"entity": "worker", "category": "misconfiguration", "detail": "broken"}], "the detail fell short: the detail"),
+    ([{"entity": "worker", "category": "misconfiguration", "detail": "env.DATABASE_URL is empty"}],
+     "none of your reads had shown any sign of it"),
 ])
 def test_diagnosis_explains_its_score(claims: list | None, expected: str) -> None:
-    lines = ["get_alerts()"]
+    grounded = expected != "none of your reads had shown any sign of it"
+    lines = ["get_alerts()", *(["kubectl get pods"] if grounded else [])]
     if claims is not None:
         lines.append(f"submit_diagnosis(root_causes={claims!r})")
     s = _play([*lines, "resolve()"])

@@ -268,3 +268,29 @@ def test_the_right_entity_with_the_wrong_mechanism_is_capped() -> None:
     d = score([claim("web_server.db_timeout_ms", "hardware", "")])
     assert d["checklist"]["characterization.mechanism"] == 0.0
     assert sum(d["checklist"].values()) == 6.0 and d["score"] == 0.25
+
+
+def test_a_right_guess_without_evidence_is_named_but_not_characterised() -> None:
+    """Grounding: the right entity, category and detail with no evidence of the cause read first is a
+    guess. It still localises, but the category and detail do not count, so D stays at the cap."""
+    seen = score([claim("web_server.db_timeout_ms")], grounded=[True])
+    blind = score([claim("web_server.db_timeout_ms")], grounded=[False])
+    assert seen["score"] == 1.0
+    assert blind["checklist"]["localization.origin"] == 1.0
+    assert blind["checklist"]["characterization.mechanism"] == blind["checklist"]["characterization.detail"] == 0.0
+    assert blind["score"] == diag.MECHANISM_CAP and blind["per_cause"][0]["grounded"] is False
+    assert blind["per_cause"][0]["detail_reason"] == diag.UNSUPPORTED
+
+
+def test_grounding_counts_per_root_cause() -> None:
+    claims = [claim("web_server.db_timeout_ms"), claim("web_server", "code_defect", "release v1.25.2 leaks memory")]
+    d = score(claims, truth=(KEY, LEAK), grounded=[True, False])
+    assert d["checklist"]["characterization.mechanism"] == 0.5 and d["checklist"]["characterization.detail"] == 0.5
+    assert [c["grounded"] for c in d["per_cause"]] == [True, False]
+
+
+def test_no_fault_unchecked_is_not_a_decision() -> None:
+    blind = diag.score_no_fault([], grounded=False)
+    assert blind["score"] == 0.0 and blind["gate"] == "unsupported"
+    assert diag.score_no_fault([], grounded=True)["score"] == 1.0
+    assert diag.score_no_fault([claim("database", "capacity")], grounded=True)["gate"] == "blamed_a_healthy_system"

@@ -31,14 +31,18 @@ def fix_with(value):
     return action
 
 
+#: A read that shows crash_loop_spec's cause (its CrashLoopBackOff), so a diagnosis after it is grounded.
+LOOK = 'get_status(service="worker")'
+
+
 def perfect(env):
     return [*oracle_reads(env), truth_claims(env), *oracle_fix(env)]
 
 
 # ---------------------------------------------------------------------------- time, steps, invalid
 def test_ttd_ttm_steps_and_invalid_actions() -> None:
-    # get_alerts costs 5 s, an invalid action 2 s, submit_diagnosis 5 s, set_config 15 s
-    _env, r, _ = run(crash_loop_spec(), ["get_alerts()", "nonsense(", truth_claims, fix])
+    # get_status costs 5 s, an invalid action 2 s, submit_diagnosis 5 s, set_config 15 s
+    _env, r, _ = run(crash_loop_spec(), [LOOK, "nonsense(", truth_claims, fix])
     assert r["ttd_s"] == 12.0 and r["ttm_s"] == 27.0
     assert r["steps"] == 5 and r["invalid_actions"] == 1 and r["marks_terms"]["invalid_penalty"] == -1.0
     assert r["success"] and not r["premature_resolution"] and r["sim_seconds"] == 27.0
@@ -63,12 +67,12 @@ def test_right_fix_is_not_a_wrong_fix() -> None:
 
 
 def test_wrong_restart_is_a_wrong_fix_with_collateral() -> None:
-    _env, r, _ = run(crash_loop_spec(), ['restart(target="load_balancer")', truth_claims, fix])
+    _env, r, _ = run(crash_loop_spec(), ['restart(target="load_balancer")', LOOK, truth_claims, fix])
     assert r["wrong_fixes"] == 1 and r["marks_terms"]["wrong_fix_penalty"] == -mk.P_WRONG_FIX
     assert r["writes"][0]["reason"] == "addresses no root cause" and r["mitigated"]
     assert r["collateral"]["method"] == "counterfactual" and r["collateral"]["writes_removed"] == 1
     assert r["collateral_errors"] == r["collateral"]["errors"] > 100  # the edge dropped requests
-    assert r["marks"] == 100.0 - mk.P_WRONG_FIX - mk.W_EVIDENCE
+    assert r["marks"] == round(100.0 - mk.P_WRONG_FIX - mk.W_EVIDENCE * 2 / 3, 4)  # LOOK: 1 of 3 signals
 
 
 def test_no_wrong_write_means_no_collateral() -> None:
@@ -126,12 +130,12 @@ WAIT_OUT = [{"tool": "wait", "args": {"seconds": 600}}] * 10  # crash_loop_spec'
 def test_letting_the_budget_run_out_costs_what_resolving_does() -> None:
     """Ending with the fault active costs the premature penalty however the episode ends, so never calling
     resolve() has no advantage (an adversarial review: runbook 33.2 -> 36.5 by waiting instead)."""
-    _env, resolved, _ = run(crash_loop_spec(), [truth_claims])
-    _env, waited, _ = run(crash_loop_spec(), [truth_claims, *WAIT_OUT])
+    _env, resolved, _ = run(crash_loop_spec(), [LOOK, truth_claims])
+    _env, waited, _ = run(crash_loop_spec(), [LOOK, truth_claims, *WAIT_OUT])
     assert resolved["resolved"] and waited["truncated"] and not waited["resolved"]
     assert waited["premature_end"] and not waited["premature_resolution"]
     assert waited["marks_terms"]["premature_penalty"] == -mk.P_PREMATURE
-    assert waited["marks_terms"] == resolved["marks_terms"] and waited["marks"] == resolved["marks"] == 30.0
+    assert waited["marks_terms"] == resolved["marks_terms"] and waited["marks"] == resolved["marks"] == round(30.0 + mk.W_EVIDENCE / 3, 4)  # LOOK: 1 of 3 signals
 
 
 def test_a_harness_stop_with_the_fault_active_is_premature() -> None:
@@ -143,17 +147,18 @@ def test_a_harness_stop_with_the_fault_active_is_premature() -> None:
 
 
 def test_a_fix_that_holds_at_the_budget_end_is_not_premature() -> None:
-    _env, waited, _ = run(crash_loop_spec(), [truth_claims, fix, *WAIT_OUT])
-    _env, resolved, _ = run(crash_loop_spec(), [truth_claims, fix, *WAIT_OUT[:2]])
+    _env, waited, _ = run(crash_loop_spec(), [LOOK, truth_claims, fix, *WAIT_OUT])
+    _env, resolved, _ = run(crash_loop_spec(), [LOOK, truth_claims, fix, *WAIT_OUT[:2]])
     assert waited["truncated"] and not waited["premature_end"] and waited["marks_terms"]["premature_penalty"] == 0.0
-    assert waited["marks"] == resolved["marks"] == 100.0 - mk.W_EVIDENCE
+    assert waited["marks"] == resolved["marks"] == round(100.0 - mk.W_EVIDENCE * 2 / 3, 4)
 
 
 def test_a_control_task_never_ends_with_a_root_cause_active() -> None:
     """Nothing is broken, so no end is premature; what counts is the submitted "no fault" decision."""
     _env, idle, _ = run(control_spec(), [{"tool": "wait", "args": {"seconds": 600}}] * 3)
     assert idle["truncated"] and not idle["premature_end"] and idle["marks"] == 0.0
-    _env, decided, _ = run(control_spec(), [{"tool": "submit_diagnosis", "args": {"root_causes": []}},
+    look = {"tool": "query_metrics", "args": {"target": "load_balancer", "metric": "error_rate"}}
+    _env, decided, _ = run(control_spec(), [look, {"tool": "submit_diagnosis", "args": {"root_causes": []}},
                                             *[{"tool": "wait", "args": {"seconds": 600}}] * 3])
     assert decided["truncated"] and not decided["premature_end"] and decided["success"]
 
@@ -279,6 +284,7 @@ def test_the_usual_ways_of_saying_a_setting_is_gone_are_its_detail(detail: str) 
     env = srezero.make("inc-001", 1)
     env.reset()
     claim_ = {"entity": "worker.env.DATABASE_URL", "category": "misconfiguration", "detail": detail}
+    env.step(LOOK)
     env.step({"tool": "submit_diagnosis", "args": {"root_causes": [claim_]}})
     *_, info = env.step("resolve()")
     assert info["result"]["diagnosis"]["per_cause"][0]["detail"] is True

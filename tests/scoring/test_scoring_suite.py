@@ -141,3 +141,29 @@ def test_a_detail_that_repeats_the_entity_or_category_passes_for_no_root_cause()
                 for parrot in (rc.entity, f"{rc.entity} {rc.category}", rc.category.replace("_", " "),
                                f"{rc.entity} is broken"):
                     assert not detail.check(parrot, rc.entity, rc, vocab)[0], (task, seed, parrot)
+
+
+#: One phrase for each way a machine or its disk fails, and for each way authentication fails (a
+#: fourth adversarial review: with "hardware" one family, the first passed 25 of 25 hardware details).
+EVERY_WAY = {"hardware": "pending sector errors / ECC memory errors / thermal throttling / power supply dead, "
+                         "node NotReady / fail-slow disk latency",
+             "authentication": "expired TLS certificate, clock skew (NTP), stale rotated credential / password"}
+
+
+def test_a_detail_listing_every_way_one_kind_of_thing_fails_passes_for_none() -> None:
+    from srezero.scoring import detail, naming
+
+    checked = 0
+    for t in srezero.list_tasks():
+        env = srezero.make(t.id, 0, reward="sparse")
+        env.reset()
+        vocab = naming.concrete_vocabulary(env.world)
+        for rc in env.truth:
+            if rc.category in EVERY_WAY:
+                checked += 1
+                # the honest detail with every other way appended: the strongest form of the stuffing
+                ok, why = detail.check(f"{rc.detail}; or {EVERY_WAY[rc.category]}", rc.entity, rc, vocab)
+                assert not ok, (t.id, rc.fault)
+                assert "stuffing" in why
+                assert detail.check(f"{rc.entity}: {rc.detail}", rc.entity, rc, vocab)[0]  # the honest one passes
+    assert checked >= 8
