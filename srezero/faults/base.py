@@ -166,8 +166,12 @@ def resolve_target(w: World, selector: str, salt: int) -> Target:
 
     Grammar: ``web_server`` (a service), ``web_server[*]`` (a seed-chosen replica), ``web_server[1]``,
     ``database.primary`` / ``database.replica``, ``node(<replica selector>)``, ``node(*)`` (a
-    seed-chosen node), ``disk(<replica selector>)`` (that node's data disk), ``root_disk(...)``.
+    seed-chosen node), ``disk(<replica selector>)`` (that node's data disk), ``root_disk(...)``, and
+    ``A | B`` (alternatives of one kind, one chosen per seed: where the fault strikes varies).
     """
+    if "|" in selector:
+        options = [o.strip() for o in selector.split("|")]
+        return resolve_target(w, options[int(w.rng_world.integers(0, len(options)))], salt)
     m = _SELECTOR.match(selector.strip())
     if not m:
         raise ValueError(f"bad target selector {selector!r}")
@@ -207,8 +211,9 @@ def resolve_target(w: World, selector: str, salt: int) -> Target:
 
 
 def target_kind_of(selector: str) -> str:
-    """The kind of entity a selector names, without building a world (for validation)."""
-    s = selector.strip()
+    """The kind of entity a selector names, without building a world (for validation); alternatives
+    (``A | B``) are of one kind, so the first one's."""
+    s = selector.split("|", 1)[0].strip()
     if s.startswith("node("):
         return "node"
     if s.startswith(("disk(", "root_disk(")):
@@ -218,8 +223,15 @@ def target_kind_of(selector: str) -> str:
     return "service"
 
 
+def target_services_of(selector: str) -> tuple[str, ...]:
+    """The service named inside each alternative of a selector (``node(database.primary) | node(cache[0])``:
+    database, cache)."""
+    return tuple(dict.fromkeys(s for o in selector.split("|") if (s := target_service_of(o))))
+
+
 def target_service_of(selector: str) -> str | None:
-    s = selector.strip()
+    """The service a selector names inside (the first alternative's)."""
+    s = selector.split("|", 1)[0].strip()
     inner = s[s.find("(") + 1 : -1] if "(" in s else s
     head = re.split(r"[.\[]", inner, maxsplit=1)[0]
     return head or None

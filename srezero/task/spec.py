@@ -79,6 +79,19 @@ def selector_problem(selector: str, min_replicas: dict[str, int] | None = None, 
     (:data:`MAX_REPLICAS`) the most any topology has. ``fixed`` names services whose count the task's
     [topology] sets, for the message."""
     counts = min_replicas or (MAX_REPLICAS if bound == "max" else MIN_REPLICAS)
+    if "|" in selector:
+        from srezero.faults.base import target_kind_of
+
+        options = [o.strip() for o in selector.split("|")]
+        for o in options:
+            problem = selector_problem(o, min_replicas, bound=bound, fixed=fixed)
+            if problem:
+                return problem
+        kinds = {target_kind_of(o) for o in options}
+        if len(kinds) > 1:
+            return (f"target {selector!r}: alternatives must name one kind of entity (all nodes, all disks, all "
+                    f"replicas or all services), not {', '.join(sorted(kinds))}")
+        return None
     m = _SELECTOR.match(selector.strip())
     if not m:
         return (f"bad target selector {selector!r}; use a service (web_server), a replica (web_server[*], "
@@ -138,14 +151,15 @@ class FaultSpec(_Model):
     """One injected cause."""
 
     primitive: str = Field(description="fault primitive name (see `srezero faults`)")
-    target: str = Field(description="target selector, e.g. web_server, web_server[*], disk(database.primary)")
+    target: str = Field(description="target selector, e.g. web_server, web_server[*], disk(database.primary); "
+                        "alternatives of one kind separated by | (one chosen per seed)")
     params: dict[str, Any] = Field(default_factory=dict, description="primitive parameters")
     at: StrictFloat = Field(0.0, ge=0.0, le=3600.0, description="seconds after the end of history when it starts")
     visible: StrictBool = Field(True, description="False for a silent concurrent fault (no SLO breach of its own)")
 
     @model_validator(mode="after")
     def _check_primitive(self) -> FaultSpec:
-        from srezero.faults.base import REGISTRY, load_all, target_kind_of, target_service_of
+        from srezero.faults.base import REGISTRY, load_all, target_kind_of, target_services_of
 
         load_all()
         cls = REGISTRY.get(self.primitive)
@@ -158,11 +172,12 @@ class FaultSpec(_Model):
             problems.append(f"@target: {problem}")
         else:
             kind = target_kind_of(self.target)
-            service = target_service_of(self.target)
             accepted = cls.meta.targets
-            if not any(t == kind or t == f"{kind}:{service}" for t in accepted):
-                problems.append(f"@target: target {self.target!r} ({kind}) is not compatible with {self.primitive}; "
-                                f"it accepts {', '.join(accepted)}")
+            for service in target_services_of(self.target) or (None,):
+                if not any(t == kind or t == f"{kind}:{service}" for t in accepted):
+                    problems.append(f"@target: target {self.target!r} ({kind}{f' of {service}' if service else ''}) "
+                                    f"is not compatible with {self.primitive}; it accepts {', '.join(accepted)}")
+                    break
         declared = {p.name: p for p in cls.meta.params}
         for name, value in self.params.items():
             p = declared.get(name)
@@ -410,9 +425,9 @@ class TaskSpec(_Model):
     @property
     def services(self) -> tuple[str, ...]:
         """Services the faults target (the inner service of node()/disk() selectors)."""
-        from srezero.faults.base import target_service_of
+        from srezero.faults.base import target_services_of
 
-        out = [target_service_of(f.target) for f in self.faults]
+        out = [s for f in self.faults for s in target_services_of(f.target)]
         return tuple(dict.fromkeys(s for s in out if s and s != "*")) or ("-",)
 
     def info(self, path: str = "") -> TaskInfo:

@@ -104,6 +104,11 @@ CASES = [
      "params = { key = 'ttl', value = 60 }", "faults[1].params.key", "has no config key 'ttl'; did you mean ttl_s?"),
     ("config-value-refused", "", "", "[[faults]]\nprimitive = 'bad_config'\ntarget = 'cache'\n"
      "params = { key = 'ttl_s', value = -5 }", "faults[1].params.value", "cache accepts ttl_s from 1 to 31536000, not -5"),
+    ("alternatives-of-two-kinds", "", "", "[[faults]]\nprimitive = 'thermal_throttling'\n"
+     "target = 'node(database.primary) | disk(cache[0])'", "faults[1].target",
+     "alternatives must name one kind of entity (all nodes, all disks, all replicas or all services), not disk, node"),
+    ("alternative-out-of-range", "", "", "[[faults]]\nprimitive = 'thermal_throttling'\n"
+     "target = 'node(database.primary) | node(cache[3])'", "faults[1].target", "index 3 is out of range"),
     ("params-scalar", "", "", "[[faults]]\nprimitive = 'nic_packet_loss'\ntarget = 'node(web_server[*])'\nparams = 0.2",
      "faults[1].params", "write an inline table, e.g. params = { loss = 0.15 } (got 0.2)"),
     ("tags-all-reported", "tags = ['Kernel', 'web server', 'ok']", "", "", "tags",
@@ -326,3 +331,19 @@ def test_a_misspelt_parameter_in_a_params_dict_gets_a_hint() -> None:
     with pytest.raises(ValidationError, match=r"@params\.overcomit: conntrack_full has no parameter 'overcomit'; "
                                               r"did you mean overcommit\? \(parameters: overcommit\)"):
         FaultSpec(primitive="conntrack_full", target="node(web_server[*])", params={"overcomit": 4.0})
+
+
+def test_alternative_targets_are_chosen_by_the_seed() -> None:
+    """inc-023's throttled node is the database primary's on some seeds and the broker's on others, the
+    same on every run of one seed."""
+    import srezero
+
+    def hosts(seed: int) -> frozenset[str]:
+        env = srezero.make("inc-023", seed)
+        env.reset()
+        return frozenset(r.kind for r in env.faults[0].target.obj.replicas)
+
+    chosen = [hosts(seed) for seed in range(8)]
+    assert {"database" in h for h in chosen} == {True, False}
+    assert {"message_queue" in h for h in chosen} == {True, False}
+    assert chosen == [hosts(seed) for seed in range(8)]
