@@ -178,10 +178,12 @@ class Episode:
         self._accepted = [naming.accepted_names(w, rc) for rc in self.truth]
         children = {s: {r.name for r in w.services[s].replicas} for s in w.services}
         children.update({n.name: {r.name for r in n.replicas} for n in w.topo.nodes})
-        owned = [(i, sig) for i, f in enumerate(self.faults) for sig in f.signals(w)]
-        # which root cause each evidence signal shows (a control task's: -1, and get_alerts shows nothing)
-        self._signal_owner = [i for i, _ in owned] or [-2] + [-1] * len(self._control_metrics())
-        self.evidence = EvidenceTracker([sig for _, sig in owned] or self._control_signals(), children)
+        # which root cause each evidence signal shows: a control task's metrics show the noise (-1), and its
+        # get_alerts nothing (-2)
+        owned = ([(i, sig) for i, f in enumerate(self.faults) for sig in f.signals(w)]
+                 or [(-2 if sig[0] == "get_alerts" else -1, sig) for sig in self._control_signals()])
+        self._signal_owner = [i for i, _ in owned]
+        self.evidence = EvidenceTracker([sig for _, sig in owned], children)
         self.judge = WriteJudge(w, self.faults, self.truth)
         firing = tuple(a.entity for a in w.alerts.listing(w.now) if a.firing)
         self._victims = naming.victims(w, firing)

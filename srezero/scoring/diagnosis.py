@@ -32,9 +32,9 @@ cause it also localises (two faults behind one service name) is that cause's cla
 And D is at most ``MECHANISM_CAP`` when no root cause is claimed with its right category: the right
 entity alone is not a diagnosis.
 
-**Grounding.** A root cause's category and detail count only when the agent's reads surfaced at
-least one of that root cause's evidence signals (:mod:`srezero.scoring.evidence`) before it
-submitted the diagnosis it is scored on. A diagnosis nobody looked for is a guess: a policy that
+**Grounding.** A root cause's category and detail count only when the agent's reads showed evidence
+of that root cause before it submitted the diagnosis it is scored on: one of its evidence signals
+surfaced, or a signal's pattern in the same tool's output elsewhere (:mod:`srezero.scoring.evidence`). A diagnosis nobody looked for is a guess: a policy that
 never reads a symptom can still name the usual suspect (the database primary's node, the release,
 the certificate) where the suite's priors make it likely, and the right guess must not score as a
 diagnosis. Naming the right entity still counts (localization), so an ungrounded right claim is held
@@ -162,12 +162,12 @@ def score(claims_in: Sequence[Any] | None, truth: Sequence[RootCause], accepted:
         seen = grounded is None or bool(grounded[i])
         right = [c for c in matched[i] if c.category == rc.category]
         ok_detail, why = False, "not named" if not matched[i] else "wrong category"
+        if right and not seen:  # a right guess with no evidence read: named, not characterised
+            right, why = [], UNSUPPORTED
         for c in right:
             ok_detail, why = detail_mod.check(c.detail, c.entity, rc, vocabulary)
             if ok_detail:
                 break
-        if right and not seen:  # a right guess with no evidence read: named, not characterised
-            right, ok_detail, why = [], False, UNSUPPORTED
         mech += bool(right)
         det += ok_detail
         per_cause.append({"entity": rc.entity, "named": bool(matched[i]), "grounded": seen, "mechanism": bool(right),

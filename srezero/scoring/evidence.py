@@ -48,14 +48,15 @@ class EvidenceTracker:
             if self.found[i] or stool != tool:
                 continue
             rx = self._rx[i]
-            shows = rx is None or rx.search(text) is not None
-            if shows and rx is not None:
+            here = ((ent == "*" or called_on == ent or called_on in self.children.get(ent, ()))
+                    and all(args.get(k) == v for k, v in sargs.items()))
+            if not here and (rx is None or i in self.glimpsed_at_step):
+                continue  # nothing this read could add for the signal
+            if rx is not None:
+                if rx.search(text) is None:
+                    continue
                 self.glimpsed_at_step.setdefault(i, step)
-            if ent != "*" and called_on != ent and called_on not in self.children.get(ent, ()):
-                continue
-            if any(args.get(k) != v for k, v in sargs.items()):
-                continue
-            if not shows:
+            if not here:
                 continue
             self.found[i] = True
             self.found_at_step[i] = step

@@ -26,6 +26,10 @@ def crash_loop_spec(**over: Any) -> TaskSpec:
     return parse_data(data)
 
 
+#: A read that shows crash_loop_spec's cause (its CrashLoopBackOff), so a diagnosis after it is grounded.
+LOOK = 'get_status(service="worker")'
+
+
 def pool_spec(**over: Any) -> TaskSpec:
     """A web_server release leaks database connections (rollback cures it)."""
     data: dict[str, Any] = {

@@ -6,11 +6,10 @@ from __future__ import annotations
 
 import statistics
 
+from scoring_helpers import LOOK, control_spec, crash_loop_spec, run, truth_claims
+
 import srezero
 from srezero.scoring import diagnosis as diag
-from tests.scoring.scoring_helpers import control_spec, crash_loop_spec, run, truth_claims
-
-LOOK = 'get_status(service="worker")'  # shows crash_loop_spec's CrashLoopBackOff
 
 
 def test_the_right_diagnosis_counts_only_after_evidence_of_it() -> None:

@@ -6,6 +6,7 @@ import re
 
 import pytest
 from scoring_helpers import (
+    LOOK,
     control_spec,
     crash_loop_spec,
     oracle_fix,
@@ -29,10 +30,6 @@ def fix_with(value):
         a = fix(env)
         return {"tool": a["tool"], "args": {**a["args"], "value": value}}
     return action
-
-
-#: A read that shows crash_loop_spec's cause (its CrashLoopBackOff), so a diagnosis after it is grounded.
-LOOK = 'get_status(service="worker")'
 
 
 def perfect(env):
