@@ -400,7 +400,7 @@ def _oracle_indices(env: DiscreteActions) -> tuple[list[int], bool]:
 
 
 def test_the_oracle_plan_maps_onto_the_catalogue_where_its_fix_is_expressible() -> None:
-    """Measured, not hoped: 15 of the 44 curated tasks have their fix in the catalogue. Those are mitigated
+    """Measured, not hoped: 15 of the 50 curated tasks have their fix in the catalogue. Those are mitigated
     by the mapped oracle (controls score 100; faulty tasks 85 at most: the placeholder detail fails one
     checklist question of eight); on the rest, the mapped plan mitigates nothing."""
     expressible = set()

@@ -227,8 +227,8 @@ def test_an_id_taken_by_a_bundled_task_is_reported(tmp_path: Path) -> None:
 
 def test_a_bundled_task_must_keep_the_curated_rules(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """The schema leaves rationale and hints optional; a file in the bundled tasks/ needs them, and
-    `srezero task validate` says so (a reviewer's inc-046 without either passed validation)."""
-    path = _write(tmp_path, "inc-046", "", "", "")
+    `srezero task validate` says so (a reviewer's new task without either passed validation)."""
+    path = _write(tmp_path, "inc-999", "", "", "")
     (result,), _ = validate_paths([path])
     assert result[2] == []  # elsewhere (a classroom's own directory) they stay optional
     monkeypatch.setattr("srezero.task.validate.bundled_dir", lambda: tmp_path)
