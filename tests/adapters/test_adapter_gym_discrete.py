@@ -47,7 +47,7 @@ PER_NODE = 29
 #: Curated tasks whose oracle fix the catalogue holds (measured; the rest need set_config, set_sysctl,
 #: kill_process or an id read from an observation, or two claims in one submission: inc-012, inc-031).
 EXPRESSIBLE = {"inc-002", "inc-009", "inc-011", "inc-015", "inc-018", "inc-019", "inc-020", "inc-021", "inc-022",
-               "inc-023", "inc-028", "inc-036", "inc-040", "inc-041", "inc-044", "inc-051"}
+               "inc-023", "inc-028", "inc-036", "inc-040", "inc-041", "inc-044", "inc-051", "inc-052"}
 CONTROL = {"inc-011", "inc-044"}
 
 
@@ -400,7 +400,7 @@ def _oracle_indices(env: DiscreteActions) -> tuple[list[int], bool]:
 
 
 def test_the_oracle_plan_maps_onto_the_catalogue_where_its_fix_is_expressible() -> None:
-    """Measured, not hoped: 16 of the 51 curated tasks have their fix in the catalogue. Those are mitigated
+    """Measured, not hoped: 17 of the 52 curated tasks have their fix in the catalogue. Those are mitigated
     by the mapped oracle (controls score 100; faulty tasks 85 at most: the placeholder detail fails one
     checklist question of eight); on the rest, the mapped plan mitigates nothing."""
     expressible = set()

@@ -66,3 +66,33 @@ def test_ids_are_neutral(specs) -> None:
 def test_docs_task_table_is_current(specs) -> None:
     assert (ROOT / "docs" / "tasks.md").read_text() == markdown(specs), \
         "regenerate with: srezero tasks --markdown > docs/tasks.md"
+
+
+def test_no_page_has_one_blind_cure() -> None:
+    """A page must not give its fix away. An agent that reads nothing but the page and applies the fix
+    most tasks with that page share (roll back on a latency page, fail over on errors) would otherwise
+    score without diagnosing (docs/scoring.md, "Reading everything, then guessing"). For each alert
+    that pages at least three curated tasks, no write that needs no value (anything but set_config)
+    is in the oracle's fix of more than 40% of them. It reads the oracle's plan on seed 0, so a write
+    that cures a task without being its planned fix (a failover ending a lock session) is not counted."""
+    import collections
+
+    import srezero
+    from srezero.tools.registry import load_tools
+
+    tools = load_tools()
+    pages: collections.Counter[str] = collections.Counter()
+    cures: dict[str, dict[tuple, set[str]]] = collections.defaultdict(lambda: collections.defaultdict(set))
+    for info in srezero.list_tasks():
+        page = srezero.get_task(info.id).alert.name
+        pages[page] += 1
+        env = srezero.make(info.id, 0)
+        env.reset(seed=0)
+        for action in env.oracle_plan():
+            if tools[action["tool"]].kind != "write" or action["tool"] in ("set_config", "wait"):
+                continue
+            args = tuple(sorted((k, "<node>" if k == "node" else str(v)) for k, v in action["args"].items()))
+            cures[page][(action["tool"], args)].add(info.id)
+    shares = {(page, write): sorted(ids) for page, by_write in cures.items() for write, ids in by_write.items()
+              if pages[page] >= 3 and len(ids) > 0.4 * pages[page]}
+    assert shares == {}, "one blind write cures too many tasks of a page: add tasks with that page and another fix"
