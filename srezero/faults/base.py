@@ -57,6 +57,16 @@ class Param:
     description: str = ""
     choices: tuple[Any, ...] = ()
 
+    def value_problem(self, value: Any) -> str | None:
+        """What is wrong with ``value`` for this parameter: not one of its choices, or a number outside
+        its range. None when it fits, and for a value of another type (callers word that themselves)."""
+        if self.choices:
+            return None if value in self.choices else f"must be one of {list(self.choices)}, got {value!r}"
+        if isinstance(value, int | float) and not isinstance(value, bool) and (
+                (self.lo is not None and value < self.lo) or (self.hi is not None and value > self.hi)):
+            return f"{value} is outside its range [{self.lo}, {self.hi}]"
+        return None
+
 
 @dataclass(frozen=True)
 class Signal:

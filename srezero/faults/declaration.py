@@ -75,11 +75,8 @@ def meta_problems(meta: FaultMeta) -> list[str]:
         if p is None:
             problems.append(f"example_params.{pname}: no such parameter; parameters: {', '.join(declared) or 'none'}"
                             f"{_did_you_mean(pname, declared)}")
-        elif p.choices and value not in p.choices:
-            problems.append(f"example_params.{pname}: must be one of {list(p.choices)}, got {value!r}")
-        elif isinstance(value, int | float) and not isinstance(value, bool) and (
-                (p.lo is not None and value < p.lo) or (p.hi is not None and value > p.hi)):
-            problems.append(f"example_params.{pname}: {value} is outside its range [{p.lo}, {p.hi}]")
+        elif problem := p.value_problem(value):
+            problems.append(f"example_params.{pname}: {problem}")
     return problems
 
 

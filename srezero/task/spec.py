@@ -184,13 +184,11 @@ class FaultSpec(_Model):
             if p is None:
                 problems.append(f"@params.{name}: {self.primitive} has no parameter {name!r}"
                                 f"{did_you_mean(name, declared)} (parameters: {', '.join(declared) or 'none'})")
-            elif p.choices and value not in p.choices:
-                problems.append(f"@params.{name}: must be one of {list(p.choices)}, got {value!r}")
-            elif p.lo is not None or p.hi is not None:
-                if not isinstance(value, int | float) or isinstance(value, bool):
-                    problems.append(f"@params.{name}: must be a number (write a number, without quotes; got {toml_literal(value)})")
-                elif (p.lo is not None and value < p.lo) or (p.hi is not None and value > p.hi):
-                    problems.append(f"@params.{name}: {value} is outside its range [{p.lo}, {p.hi}]")
+            elif (not p.choices and (p.lo is not None or p.hi is not None)
+                  and (not isinstance(value, int | float) or isinstance(value, bool))):
+                problems.append(f"@params.{name}: must be a number (write a number, without quotes; got {toml_literal(value)})")
+            elif problem := p.value_problem(value):
+                problems.append(f"@params.{name}: {problem}")
         if problems:  # all of them at once; the loader splits them into one line per field
             raise ValueError("\n".join(problems))
         return self
