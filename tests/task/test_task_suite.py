@@ -2,18 +2,21 @@
 
 from __future__ import annotations
 
+import collections
 from pathlib import Path
 
 import orjson
 import pytest
 from click.testing import CliRunner
 
+import srezero
 from srezero.cli import cli
 from srezero.faults.base import load_all
 from srezero.task import suite
 from srezero.task.loader import bundled_dir, load_specs
 from srezero.task.table import markdown
 from srezero.task.validate import validate_paths
+from srezero.tools.registry import load_tools
 
 ROOT = Path(__file__).resolve().parent.parent.parent
 
@@ -75,11 +78,6 @@ def test_no_page_has_one_blind_cure() -> None:
     that pages at least three curated tasks, no write that needs no value (anything but set_config)
     is in the oracle's fix of more than 40% of them. It reads the oracle's plan on seed 0, so a write
     that cures a task without being its planned fix (a failover ending a lock session) is not counted."""
-    import collections
-
-    import srezero
-    from srezero.tools.registry import load_tools
-
     tools = load_tools()
     pages: collections.Counter[str] = collections.Counter()
     cures: dict[str, dict[tuple, set[str]]] = collections.defaultdict(lambda: collections.defaultdict(set))
