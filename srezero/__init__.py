@@ -52,13 +52,15 @@ _LAZY = {
 }
 
 
-def make(task: str | TaskSpec, seed: int = 0, reward: str = "shaped", gamma: float = 1.0) -> Episode:
+def make(task: str | TaskSpec, seed: int = 0, reward: str = "sparse", gamma: float = 1.0) -> Episode:
     """Create an episode for a task id, a path to a task file, or a TaskSpec. Call ``reset()`` next.
 
-    ``reward="shaped"`` returns potential-based per-step rewards for training; they carry information
-    about the hidden state, so evaluate agents with ``reward="sparse"`` (0 until the final step) or do
-    not show them rewards at all (the sweep, MCP and inspect harnesses never do). ``gamma``: the
-    learner's discount factor, so that shaping cannot make stalling pay (docs/scoring.md).
+    ``reward="sparse"`` (default): 0 until the final step, which pays ``marks / 100``; safe to show an
+    agent under evaluation. ``reward="shaped"`` returns potential-based per-step rewards for training;
+    they carry information about the hidden state (a write that heals the fault pays at once), so an
+    agent under evaluation must not see them (the Gymnasium adapters default to shaped: they are for
+    training). ``gamma``: the learner's discount factor, so that shaping cannot make stalling pay
+    (docs/scoring.md).
     """
     from srezero.episode import Episode
     from srezero.task.loader import get_task

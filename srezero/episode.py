@@ -15,9 +15,9 @@ submit a structured diagnosis, and resolve.
 **Observations.** An :class:`Observation`: ``text`` is what an agent reads; ``data`` holds the same
 result in structure; ``ok``/``error`` say whether the action was valid; budgets are included.
 
-**Rewards.** ``reward="shaped"`` (default): potential-based shaping that pays for evidence and
-health when they happen; ``reward="sparse"``: 0 until the final step (evaluate with it: shaping
-reveals hidden state). Both sum to ``marks / 100`` over an episode; a learner that discounts
+**Rewards.** ``reward="sparse"`` (default): 0 until the final step, safe to show an agent under
+evaluation; ``reward="shaped"``: potential-based shaping that pays for evidence and health when
+they happen (for training: it reveals hidden state, so an agent under evaluation must not see it). Both sum to ``marks / 100`` over an episode; a learner that discounts
 passes its ``gamma`` so the discounted return is ``gamma ** (T - 1) * marks / 100`` either way
 (docs/scoring.md, "Step rewards").
 
@@ -134,7 +134,7 @@ class EpisodeState:
 class Episode:
     """One incident under one seed. Create with :func:`srezero.make`."""
 
-    def __init__(self, spec: TaskSpec, seed: int = 0, reward: str = "shaped", gamma: float = 1.0) -> None:
+    def __init__(self, spec: TaskSpec, seed: int = 0, reward: str = "sparse", gamma: float = 1.0) -> None:
         if reward not in ("shaped", "sparse"):
             raise ValueError(f"reward must be 'shaped' or 'sparse', not {reward!r}")
         if isinstance(gamma, bool) or not isinstance(gamma, numbers.Real) or not 0.0 < gamma <= 1.0:

@@ -61,7 +61,7 @@ def rerun(record: dict[str, Any], spec: TaskSpec | str | None = None) -> Rerun:
     import srezero
 
     seed = int(record["seed"])
-    env = srezero.make(spec if spec is not None else record["task_id"], seed)
+    env = srezero.make(spec if spec is not None else record["task_id"], seed, reward="shaped")  # as records are made
     env.reset(seed=seed)
     actions = recorded_actions(record)
     for action in actions:

@@ -101,7 +101,7 @@ def set_config(ctx: ToolContext,
                value: Annotated[str | int | float | bool, "new value"]) -> ToolOutput:
     """Change one configuration value. It is reloaded within seconds; env.* keys roll the replicas one at a
     time, and a replica that does not come up halts the rollout. A value the service's own config
-    validation refuses (a negative TTL, zero workers) changes nothing."""
+    validation refuses (a negative TTL, a pool of zero connections) changes nothing."""
     w = ctx.world
     svc = w.services[_service(ctx, service)]
     typ = cfg.key_type(service, key)

@@ -25,9 +25,10 @@ class Rollout:
     result: dict[str, Any] | None = None
 
 
-def core_rollout(task: str, seed: int, actions: list[Any] | None = None) -> Rollout:
-    """Play ``actions`` (default: the oracle plan) through ``srezero.make`` + ``reset`` + ``step``."""
-    env = srezero.make(task, seed)
+def core_rollout(task: str, seed: int, actions: list[Any] | None = None, reward: str = "shaped") -> Rollout:
+    """Play ``actions`` (default: the oracle plan) through ``srezero.make`` + ``reset`` + ``step``, with
+    the Gymnasium adapters' default reward."""
+    env = srezero.make(task, seed, reward=reward)
     obs, _ = env.reset(seed=seed)
     if actions is None:
         actions = env.oracle_plan()

@@ -52,9 +52,11 @@ def control_spec(**over: Any) -> TaskSpec:
     return parse_data(data)
 
 
-def run(spec: TaskSpec | str, actions: list[Step], seed: int = 0) -> tuple[Episode, dict[str, Any], list[float]]:
-    """Play ``actions`` (then resolve, if the episode is still running); return env, result, rewards."""
-    env = srezero.make(spec, seed)
+def run(spec: TaskSpec | str, actions: list[Step], seed: int = 0, reward: str = "shaped"
+        ) -> tuple[Episode, dict[str, Any], list[float]]:
+    """Play ``actions`` (then resolve, if the episode is still running); return env, result, rewards
+    (shaped by default: these tests pin the shaping; ``srezero.make`` itself defaults to sparse)."""
+    env = srezero.make(spec, seed, reward=reward)
     env.reset()
     rewards: list[float] = []
     info: dict[str, Any] = {}

@@ -230,9 +230,21 @@ def test_summary_is_kept_but_never_needed() -> None:
     ['restart(target="load_balancer")', 'scale(service="web_server", replicas=0)', truth_claims, fix],
     ["nonsense("] * 40,
 ])
-def test_rewards_sum_to_marks(script) -> None:
-    _env, r, rewards = run(crash_loop_spec(), script)
+@pytest.mark.parametrize("reward", ["shaped", "sparse"])
+def test_rewards_sum_to_marks(script, reward) -> None:
+    _env, r, rewards = run(crash_loop_spec(), script, reward=reward)
     assert sum(rewards) == pytest.approx(r["marks"] / 100.0, abs=1e-12)
+
+
+def test_the_default_reward_shows_nothing_before_the_end() -> None:
+    """``srezero.make`` is what agents are evaluated through: by default no step before the last says
+    that a read found evidence or that a write healed the fault (shaping would: the test below)."""
+    assert srezero.make("inc-001", 0).reward_mode == "sparse"
+    script = ['get_status(service="worker")', 'restart(target="cache")', fix]
+    _env, r, rewards = run(crash_loop_spec(), script, reward="sparse")
+    _env, _r, shaped = run(crash_loop_spec(), script)
+    assert rewards[:-1] == [0.0] * len(script) and rewards[-1] == pytest.approx(r["marks"] / 100.0)
+    assert all(shaped[:3]), "the same steps, shaped, pay when they happen"
 
 
 def test_rewards_are_shaped_when_incurred() -> None:
