@@ -17,9 +17,9 @@ result in structure; ``ok``/``error`` say whether the action was valid; budgets 
 
 **Rewards.** ``reward="sparse"`` (default): 0 until the final step, safe to show an agent under
 evaluation; ``reward="shaped"``: potential-based shaping that pays for evidence and health when
-they happen (for training: it reveals hidden state, so an agent under evaluation must not see it). Both sum to ``marks / 100`` over an episode; a learner that discounts
-passes its ``gamma`` so the discounted return is ``gamma ** (T - 1) * marks / 100`` either way
-(docs/scoring.md, "Step rewards").
+they happen (for training: it reveals hidden state, so an agent under evaluation must not see it).
+Both sum to ``marks / 100`` over an episode; a learner that discounts passes its ``gamma`` so the
+discounted return is ``gamma ** (T - 1) * marks / 100`` either way (docs/scoring.md, "Step rewards").
 
 **Episode end.** ``terminated`` after ``resolve()``; ``truncated`` when the step or simulated-time
 budget runs out. Either way the world runs a verification window and ``info["result"]`` carries the

@@ -3,9 +3,9 @@
 Healthy values are drawn per seed (DESIGN.md principle 5), so diffing a config against a constant
 default never reveals a fault. ``set_config`` validates values against the types declared here and
 against each numeric key's ``valid`` range: what the service's own config validation accepts (a
-negative TTL, a pool of zero connections), far wider than what is healthy. The *safety* of a valid value is not
-checked here but emerges from the model (a pool larger than the database's ``max_connections``
-overloads it).
+negative TTL, a pool of zero connections), far wider than what is healthy. The *safety* of a valid
+value is not checked here but emerges from the model (a pool larger than the database's
+``max_connections`` overloads it).
 """
 
 from __future__ import annotations
