@@ -20,6 +20,11 @@ never from a task's faults. Its entries name nodes by *slot*: slot ``k`` is the 
 ``get_topology`` tool itself returns (read without charging a step; it is what any agent may read
 at the cost of one call). Two tasks with the same topology size therefore have the same catalogue,
 whatever their faults, and one seed's catalogue differs from another's only by those names.
+
+Fixes that need a value no fixed list can hold (a config edit's old value, a blocking pid, a slot, a
+message id, a host process) are entries that name *where* the value is read: "revert the newest
+web_server edit the last change history showed". Each step binds them from the agent's own
+observations (:mod:`srezero.adapters._seen`), so they too carry nothing the agent was not shown.
 """
 
 from __future__ import annotations
@@ -33,9 +38,11 @@ from typing import Any
 
 import gymnasium as gym
 import numpy as np
+import orjson
 from gymnasium import spaces
 from gymnasium.error import InvalidAction
 
+from srezero.adapters._seen import RANKS, Memory, Seen
 from srezero.adapters.gym import IncidentEnv, _make_episode
 from srezero.sim import metrics
 from srezero.sim.components import SERVICE_KINDS
@@ -60,17 +67,11 @@ WAIT_SECONDS = (60, 300)
 DETAIL_PLACEHOLDER = ""
 
 #: Tools left out of the catalogue, and why: their arguments are values a fixed list cannot hold
-#: without guessing or without reading them from observations (a test checks every declared tool is
-#: either here or in the catalogue).
+#: without guessing and that no observation lists as a row to pick (a test checks every declared tool
+#: is either here or in the catalogue).
 EXCLUDED = {
-    "set_config": "the value to set is task-specific (a key's safe value depends on the task and seed)",
-    "set_sysctl": "the value to set is task-specific, like set_config's",
-    "expand_volume": "a size must exceed the disk's current size, which only node_diagnostics shows",
-    "kill_process": "process names come from node_diagnostics(check='top'); a fault can add its own",
-    "terminate_session": "pids come from inspect_database(view='activity')",
-    "create_index": "table and column come from the database's query logs and inspect_database",
-    "drop_replication_slot": "slot names come from inspect_database(view='replication')",
-    "dead_letter_message": "message ids come from inspect_queue(view='messages')",
+    "expand_volume": "a size must exceed the disk's current size: any fixed size is a guess",
+    "create_index": "the column comes from a slow query's WHERE clause in the database logs, not from a listing",
 }
 
 
@@ -112,7 +113,7 @@ def call_text(tool: str, args: Mapping[str, Any]) -> str:
     """A call as the text a person would type (slots as ``<node 2>``); the core's parser reads a concrete
     call back to the same tool and arguments."""
     def literal(value: Any) -> str:
-        if isinstance(value, NodeSlot | DiskSlot):
+        if isinstance(value, NodeSlot | DiskSlot | Seen):
             return str(value)
         if isinstance(value, list):
             return "[" + ", ".join(literal(v) for v in value) + "]"
@@ -166,11 +167,20 @@ def _entries(node_slots: int) -> dict[str, list[dict[str, Any]]]:
         "restart": [{"target": s} for s in services],
         "rollback": [{"service": s} for s in services],
         "scale": [{"service": s, "replicas": k} for s in SCALABLE for k in _bounds("scale", "replicas")],
+        "set_config": [{"service": s, "key": Seen("edit", r, "key", s), "value": Seen("edit", r, "old", s)}
+                       for s in services for r in range(RANKS["edit"])],
         "failover": [{}],
         "drain_node": [{"node": n} for n in nodes],
         "cordon_node": [*({"node": n} for n in nodes), *({"node": n, "uncordon": True} for n in nodes)],
         "sync_clock": [{"node": n} for n in nodes],
         "cleanup_disk": [{"node": node_of[d], "device": d} for d in disks],
+        "set_sysctl": [{"node": n, "key": Seen("sysctl", r, "key", n), "value": Seen("sysctl", r, "old", n)}
+                       for n in nodes for r in range(RANKS["sysctl"])],
+        "kill_process": [{"node": n, "process": Seen("process", r, "name", n)} for n in nodes
+                         for r in range(RANKS["process"])],
+        "terminate_session": [{"pid": Seen("blocker", r, "pid")} for r in range(RANKS["blocker"])],
+        "drop_replication_slot": [{"slot": Seen("slot", r, "name")} for r in range(RANKS["slot"])],
+        "dead_letter_message": [{"message_id": Seen("message", r, "id")} for r in range(RANKS["message"])],
         "vacuum": [{}],
         "renew_certificate": [{}],
         "purge_queue": [{"queue": q} for q in _enum("purge_queue", "queue")],
@@ -211,14 +221,19 @@ class DiscreteActions(gym.Wrapper, gym.utils.RecordConstructorArgs):
     ``node_diagnostics`` check per node, ``wait`` 60 s/300 s, every database/cache/queue view. Writes:
     restart and rollback per service, scale web_server/worker to every declared count (0-12),
     failover, drain/cordon/uncordon and sync_clock per node, cleanup_disk per disk, vacuum,
-    renew_certificate, purge_queue. Submits: "no fault", one claim per (service or node) x category
-    with an empty detail, and resolve. Tools whose arguments cannot be listed without guessing are
-    left out (:data:`EXCLUDED`). ``N`` is 184 + 29 per node slot: 329 with the default 5 slots. A slot
-    the seed's topology lacks (a 4-node seed) is an invalid action (error observation, counted) and is
-    0 in ``info["action_mask"]`` and ``action_masks()`` (int8, for ``action_space.sample(mask=...)``
-    and sb3-contrib's MaskablePPO); the mask says only which slots exist, never which action helps. An index outside ``0..N-1`` or a
-    non-integer raises ``gymnasium.error.InvalidAction`` and changes nothing: it is a bug in the
-    caller, not an agent's choice.
+    renew_certificate, purge_queue; and, with values read off the agent's own observations
+    (:class:`~srezero.adapters._seen.Seen`), the revert of each of a service's 4 newest config edits
+    and a node's 2 newest sysctl edits, kill_process for a node's first 6 host processes in ``top``,
+    terminate_session for 2 blocking pids, drop_replication_slot for 3 slots and dead_letter_message
+    for 5 head messages. Submits: "no fault", one claim per (service or node) x category with an
+    empty detail, and resolve. Tools whose arguments cannot be listed or read off a listing are left
+    out (:data:`EXCLUDED`). ``N`` is 218 + 37 per node slot: 403 with the default 5 slots.
+    ``info["action_mask"]`` and ``action_masks()`` (int8, for ``action_space.sample(mask=...)`` and
+    sb3-contrib's MaskablePPO) are 0 for a slot the seed's topology lacks (a 4-node seed) and for a
+    value the agent has not been shown yet; stepping one is an invalid action (error observation,
+    counted). The mask says which slots exist and what was read, never which action helps. An
+    index outside ``0..N-1`` or a non-integer raises ``gymnasium.error.InvalidAction`` and changes
+    nothing: it is a bug in the caller, not an agent's choice.
 
     **Observations.** The text env's ``Text`` observation, unchanged; ``info`` is the text env's plus
     ``action_mask`` at reset and at every step.
@@ -252,6 +267,9 @@ class DiscreteActions(gym.Wrapper, gym.utils.RecordConstructorArgs):
         self.action_space = spaces.Discrete(len(self.catalogue))
         self._calls: list[dict[str, Any]] | None = None  # the catalogue bound to this episode's names, at reset
         self._mask = np.ones(len(self.catalogue), dtype=np.int8)
+        self._nodes: list[tuple[str, tuple[str, ...]]] = []
+        self._memory = Memory()  # the listings the agent's own reads showed, this episode
+        self._seen_entries = [i for i, entry in enumerate(self.catalogue) if _has_seen(entry)]
 
     @property
     def _base(self) -> IncidentEnv:
@@ -279,7 +297,12 @@ class DiscreteActions(gym.Wrapper, gym.utils.RecordConstructorArgs):
         index = self._index(action)
         if self._calls is None:
             raise RuntimeError("call reset() before step(): node slots are bound to names at reset")
-        obs, reward, terminated, truncated, info = self.env.step(self._calls[index])
+        call = self._calls[index]
+        obs, reward, terminated, truncated, info = self.env.step(_sendable(call))
+        if info.get("ok") and not info.get("invalid"):
+            data = orjson.loads(info["data"]) if call["tool"] == "get_changes" else None
+            if self._memory.observe(call["tool"], call["args"], obs, data):
+                self._rebind_seen()
         return obs, reward, terminated, truncated, {**info, "action_mask": self._mask.copy()}
 
     # ------------------------------------------------------------------ inspection
@@ -288,7 +311,7 @@ class DiscreteActions(gym.Wrapper, gym.utils.RecordConstructorArgs):
         """Every action as the concrete call its index steps in this episode (``{"tool", "args"}``, copies)."""
         if self._calls is None:
             raise RuntimeError("call reset() first: node slots are bound to names at reset (see catalogue)")
-        return copy.deepcopy(self._calls)
+        return [copy.deepcopy(_sendable(call)) for call in self._calls]
 
     def action_text(self, index: int) -> str:
         """Action ``index`` as a text call: concrete after reset, with slots such as ``<node 2>`` before."""
@@ -313,33 +336,52 @@ class DiscreteActions(gym.Wrapper, gym.utils.RecordConstructorArgs):
 
     def _bind_slots(self) -> None:
         """Bind node and disk slots to the names the get_topology tool itself returns (its data, not the
-        world's internals: whatever the tool does not show cannot reach the catalogue)."""
+        world's internals: whatever the tool does not show cannot reach the catalogue). Seen values are
+        unbound until the agent reads them."""
         data = self._base.episode.backend.call("get_topology", {}).data
-        nodes = [(name, tuple(node["disks"])) for name, node in data["nodes"].items()]
+        self._nodes = [(name, tuple(node["disks"])) for name, node in data["nodes"].items()]
+        self._memory.clear()
+        bound = [self._bind(dict(entry.args)) for entry in self.catalogue]
+        self._calls = [{"tool": entry.tool, "args": args} for entry, (args, _) in zip(self.catalogue, bound)]
+        self._mask = np.array([ok for _, ok in bound], dtype=np.int8)
 
-        def bind(value: Any) -> tuple[Any, bool]:
-            """The concrete value and whether its slot exists; a missing slot becomes a name no node has,
-            which the core refuses as an invalid action."""
-            if isinstance(value, NodeSlot):
-                ok = value.index < len(nodes)
-                return (nodes[value.index][0] if ok else f"<no node {value.index}>"), ok
-            if isinstance(value, DiskSlot):
-                ok = value.node < len(nodes) and value.disk < len(nodes[value.node][1])
-                return (nodes[value.node][1][value.disk] if ok else f"<no disk {value.disk} of node {value.node}>"), ok
-            if isinstance(value, list | tuple):
-                pairs = [bind(v) for v in value]
-                return [v for v, _ in pairs], all(ok for _, ok in pairs)
-            if isinstance(value, dict):
-                pairs = {k: bind(v) for k, v in value.items()}
-                return {k: v for k, (v, _) in pairs.items()}, all(ok for _, ok in pairs.values())
-            return value, True
+    def _rebind_seen(self) -> None:
+        """Rebind the observation-grounded entries after a read changed what the agent has been shown."""
+        assert self._calls is not None
+        for i in self._seen_entries:
+            self._calls[i]["args"], self._mask[i] = self._bind(dict(self.catalogue[i].args))
 
-        calls, mask = [], []
-        for entry in self.catalogue:
-            args, ok = bind(dict(entry.args))
-            calls.append({"tool": entry.tool, "args": args})
-            mask.append(ok)
-        self._calls, self._mask = calls, np.array(mask, dtype=np.int8)
+    def _bind(self, value: Any) -> tuple[Any, bool]:
+        """The concrete value and whether it exists in this episode. A missing node or disk slot becomes a
+        name no node has, which the core refuses as an invalid action; a value not yet seen stays a
+        :class:`Seen`, which the step leaves out, so the core refuses the call as missing an argument."""
+        nodes = self._nodes
+        if isinstance(value, NodeSlot):
+            ok = value.index < len(nodes)
+            return (nodes[value.index][0] if ok else f"<no node {value.index}>"), ok
+        if isinstance(value, DiskSlot):
+            ok = value.node < len(nodes) and value.disk < len(nodes[value.node][1])
+            return (nodes[value.node][1][value.disk] if ok else f"<no disk {value.disk} of node {value.node}>"), ok
+        if isinstance(value, Seen):
+            scope = self._bind(value.scope)[0] if isinstance(value.scope, NodeSlot) else value.scope
+            seen = self._memory.value(value, scope)
+            return (value, False) if seen is None else (seen, True)
+        if isinstance(value, list | tuple):
+            pairs = [self._bind(v) for v in value]
+            return [v for v, _ in pairs], all(ok for _, ok in pairs)
+        if isinstance(value, dict):
+            pairs = {k: self._bind(v) for k, v in value.items()}
+            return {k: v for k, (v, _) in pairs.items()}, all(ok for _, ok in pairs.values())
+        return value, True
+
+
+def _sendable(call: Mapping[str, Any]) -> dict[str, Any]:
+    """A bound call as the core receives it: a value not yet seen is left out (a missing argument)."""
+    return {"tool": call["tool"], "args": {k: v for k, v in call["args"].items() if not isinstance(v, Seen)}}
+
+
+def _has_seen(entry: Entry) -> bool:
+    return any(isinstance(v, Seen) for _, v in entry.args)
 
 
 def make_discrete_env(task: str | None = None, node_slots: int | None = None, **kwargs: Any) -> DiscreteActions:

@@ -22,6 +22,7 @@ from gymnasium.utils.env_checker import check_env  # noqa: E402
 from gymnasium.vector import SyncVectorEnv  # noqa: E402
 
 import srezero  # noqa: E402
+from srezero.adapters._seen import RANKS, Seen  # noqa: E402
 from srezero.adapters.gym_discrete import (  # noqa: E402
     DISKS_PER_NODE,
     ENV_ID,
@@ -29,6 +30,9 @@ from srezero.adapters.gym_discrete import (  # noqa: E402
     MAX_NODES,
     SEEDED_MAX_NODES,
     DiscreteActions,
+    DiskSlot,
+    Entry,
+    NodeSlot,
     build_catalogue,
     make_discrete_env,
 )
@@ -42,12 +46,18 @@ from srezero.tools.registry import load_tools, target_of  # noqa: E402
 MAKE_ID = f"srezero.adapters.gym_discrete:{ENV_ID}"
 ROOT = Path(__file__).resolve().parents[2]
 TASK_IDS = [t.id for t in srezero.list_tasks()]
-#: Per node slot: 10 node metrics, 4 diagnostics, events, drain, cordon, uncordon, sync_clock, 2 cleanups, 8 claims.
-PER_NODE = 29
-#: Curated tasks whose oracle fix the catalogue holds (measured; the rest need set_config, set_sysctl,
-#: kill_process or an id read from an observation, or two claims in one submission: inc-012, inc-031).
-EXPRESSIBLE = {"inc-002", "inc-009", "inc-011", "inc-015", "inc-018", "inc-019", "inc-020", "inc-021", "inc-022",
-               "inc-023", "inc-028", "inc-036", "inc-040", "inc-041", "inc-044", "inc-051", "inc-052"}
+#: Per node slot: 10 node metrics, 4 diagnostics, events, drain, cordon, uncordon, sync_clock, 2 cleanups, 8 claims,
+#: 2 seen sysctl edits to revert and 6 seen host processes to kill.
+PER_NODE = 37
+#: Entries that name no node: reads, service writes, claims, and the seen edits, pids, slots and message ids.
+FIXED = 218
+#: Curated tasks whose oracle fix the catalogue holds on seed 0 (measured). The rest: a fix that is not a
+#: revert of a seen edit (inc-003's retries on this seed, inc-026's table vacuum, inc-030/034's rotated
+#: secrets, inc-039's raised limit), create_index (inc-025), or two claims in one submission (inc-012, 031).
+NOT_EXPRESSIBLE = {"inc-003", "inc-012", "inc-025", "inc-026", "inc-030", "inc-031", "inc-034", "inc-039"}
+EXPRESSIBLE = set(TASK_IDS) - NOT_EXPRESSIBLE
+#: Two causes: the single claim misses one, but the mapped fixes still mitigate.
+TWO_CAUSES = {"inc-012", "inc-031"}
 CONTROL = {"inc-011", "inc-044"}
 
 
@@ -55,6 +65,27 @@ def _env(task: str = "inc-002", seed: int = 1, **kwargs: Any) -> DiscreteActions
     env = make_discrete_env(task, seed=seed, **kwargs)
     env.reset()
     return env
+
+
+def _has_seen(entry: Entry) -> bool:
+    return any(isinstance(v, Seen) for _, v in entry.args)
+
+
+def _node_slots_of(entry: Entry) -> set[int]:
+    """The node slots an entry names, directly, through a disk or as the scope of a seen value."""
+    def slots(value: Any) -> set[int]:
+        if isinstance(value, NodeSlot):
+            return {value.index}
+        if isinstance(value, DiskSlot):
+            return {value.node}
+        if isinstance(value, Seen):
+            return slots(value.scope)
+        if isinstance(value, dict):
+            return set().union(*map(slots, value.values()))
+        if isinstance(value, list | tuple):
+            return set().union(*map(slots, value))
+        return set()
+    return slots(dict(entry.args))
 
 
 def _node_names(env: DiscreteActions) -> list[str]:
@@ -66,13 +97,16 @@ def test_the_space_is_discrete_over_the_catalogue_and_texts_parse_back() -> None
     _, info = env.reset()
     wrapper = env.get_wrapper_attr("catalogue")
     assert isinstance(env.action_space, gym.spaces.Discrete)
-    assert env.action_space.n == len(wrapper) == 184 + PER_NODE * SEEDED_MAX_NODES == 329
+    assert env.action_space.n == len(wrapper) == FIXED + PER_NODE * SEEDED_MAX_NODES == 403
     actions = env.get_wrapper_attr("actions")
     assert len(actions) == env.action_space.n and actions[0] == {"tool": "get_alerts", "args": {}}
     assert actions[-1] == {"tool": "resolve", "args": {}}
     text = env.get_wrapper_attr("action_text")
     tools = load_tools()
     for i, call in enumerate(actions):
+        if _has_seen(wrapper[i]):  # nothing read yet: the text shows what the call will be read from
+            assert "<seen " in text(i) and not info["action_mask"][i]
+            continue
         tool, args = parse_action(text(i))  # the text is the same call, as a person would type it
         assert (tool, args) == (call["tool"], tools[tool].validate(dict(call["args"]))), text(i)
     assert len({text(i) for i in range(len(actions))}) == len(actions), "every index is a different call"
@@ -87,7 +121,7 @@ def test_every_declared_tool_is_catalogued_or_excluded_with_a_reason() -> None:
 
 def test_sizes_grow_only_with_node_slots() -> None:
     for slots in range(3, MAX_NODES + 1):
-        assert len(build_catalogue(slots)) == 184 + PER_NODE * slots
+        assert len(build_catalogue(slots)) == FIXED + PER_NODE * slots
     assert build_catalogue(5) == build_catalogue(5)  # no set iteration, no state
 
 
@@ -101,7 +135,9 @@ def test_every_action_is_well_formed_on_every_curated_task() -> None:
         nodes = set(topo["nodes"])
         devices = {d for n in topo["nodes"].values() for d in n["disks"]}
         mask = env.action_masks()
-        assert mask.sum() == len(mask) - PER_NODE * (SEEDED_MAX_NODES - len(nodes)), tid
+        unseen = {i for i, e in enumerate(env.catalogue) if _has_seen(e)}
+        missing = {i for i, e in enumerate(env.catalogue) if _node_slots_of(e) - set(range(len(nodes)))}
+        assert set(np.flatnonzero(mask == 0)) == unseen | missing, tid
         for call, ok in zip(env.actions, mask):
             if not ok:
                 continue
@@ -320,7 +356,8 @@ def test_a_missing_node_slot_is_masked_and_an_invalid_step() -> None:
     seed = next(s for s in range(50) if len(_node_names(_env("inc-001", seed=s))) < SEEDED_MAX_NODES)
     env = _env("inc-001", seed=seed)
     masked = np.flatnonzero(env.action_masks() == 0)
-    assert len(masked) == PER_NODE
+    masked = np.array([i for i in masked if not _has_seen(env.catalogue[i])])  # unseen values are masked too
+    assert len(masked) == PER_NODE - RANKS["sysctl"] - RANKS["process"]
     obs, _, *_, info = env.step(int(masked[0]))
     assert info["invalid"] and "<no node 4>" in obs
     assert not set(env.action_space.sample(mask=env.action_masks()) for _ in range(200)) & set(masked.tolist())
@@ -335,11 +372,11 @@ def test_the_seeded_topology_fits_the_default_slots() -> None:
 
 def test_node_slots_size_the_space_and_guard_task_switches() -> None:
     wide = make_discrete_env("inc-002", seed=0, node_slots=MAX_NODES)
-    assert wide.action_space.n == 184 + PER_NODE * MAX_NODES
+    assert wide.action_space.n == FIXED + PER_NODE * MAX_NODES
     wide.reset(options={"task": "inc-043"})
-    assert wide.unwrapped.task == "inc-043" and wide.action_masks().sum() <= 184 + PER_NODE * SEEDED_MAX_NODES
+    assert wide.unwrapped.task == "inc-043" and wide.action_masks().sum() <= FIXED + PER_NODE * SEEDED_MAX_NODES
     six = srezero.get_task("inc-002").model_copy(update={"topology": TopologySpec(nodes=6)})
-    assert make_discrete_env(six).action_space.n == 184 + PER_NODE * 6
+    assert make_discrete_env(six).action_space.n == FIXED + PER_NODE * 6
     env = _env("inc-002", seed=0)
     before = env.actions
     with pytest.raises(ValueError, match="node_slots=8"):
@@ -369,16 +406,39 @@ def test_deepcopy_continues_like_the_original() -> None:
 
 
 # ---------------------------------------------------------------------- what the catalogue can solve
-def _oracle_indices(env: DiscreteActions) -> tuple[list[int], bool]:
-    """The oracle plan as catalogue indices: writes and resolve exactly (defaults filled in), reads the
-    same call or else the same tool on the same target, the diagnosis as one claim on the coarsest
-    name (a key's service, a disk's node, a replica's service) with the placeholder detail. Returns the
-    indices and whether every write and the diagnosis had an index."""
+#: The read an agent makes to see the value an observation-grounded write needs.
+GROUNDING = {"set_config": lambda a: ("get_changes", {"service": a["service"]}),
+             "set_sysctl": lambda a: ("get_changes", {}),
+             "kill_process": lambda a: ("node_diagnostics", {"node": a["node"], "check": "top"}),
+             "terminate_session": lambda a: ("inspect_database", {"view": "locks"}),
+             "drop_replication_slot": lambda a: ("inspect_database", {"view": "replication"}),
+             "dead_letter_message": lambda a: ("inspect_queue", {"view": "messages"})}
+
+
+def _index_of(env: DiscreteActions, tool: str, args: dict[str, Any], near: bool) -> int | None:
+    """The unmasked index whose concrete call is ``tool(args)`` (defaults filled in), or with ``near``
+    the first one on the same tool and target."""
+    tools = load_tools()
+    key = (tool, tools[tool].validate(dict(args)))
+    concrete = [(a["tool"], tools[a["tool"]].validate(dict(a["args"]))) if ok else None
+                for a, ok in zip(env.actions, env.action_masks())]
+    if key in concrete:
+        return concrete.index(key)
+    if near:
+        return next((i for i, c in enumerate(concrete) if c and c[0] == tool and target_of(*c) == target_of(*key)),
+                    None)
+    return None
+
+
+def _play_mapped_oracle(env: DiscreteActions) -> tuple[dict[str, Any], bool]:
+    """The oracle plan played on the catalogue: writes and resolve exactly (a seen value after the read
+    that shows it), reads the same call or else the same tool on the same target, the diagnosis as one
+    claim on the coarsest name (a key's service, a disk's node, a replica's service) with the
+    placeholder detail. Returns the result and whether every write and the diagnosis had an index."""
     tools = load_tools()
     topo = env.unwrapped.episode.backend.call("get_topology", {}).data
     service_of = {r: s for s, reps in topo["services"].items() for r in reps}
-    concrete = [(a["tool"], tools[a["tool"]].validate(dict(a["args"]))) for a in env.actions]
-    indices, complete = [], True
+    complete, info = True, {}
     for step in env.unwrapped.episode.oracle_plan():
         tool, args = step["tool"], dict(step["args"])
         if tool == "submit_diagnosis":
@@ -388,40 +448,40 @@ def _oracle_indices(env: DiscreteActions) -> tuple[list[int], bool]:
                                      "category": c["category"], "detail": ""} for c in claims[:1]]}
         elif tool == "resolve":
             args = {}
-        key = (tool, tools[tool].validate(args))
-        near = [i for i, (t, a) in enumerate(concrete) if t == tool and target_of(t, a) == target_of(tool, args)]
-        if key in concrete:
-            indices.append(concrete.index(key))
-        elif tools[tool].kind == "read" and near:
-            indices.append(near[0])
-        else:
+        index = _index_of(env, tool, args, near=tools[tool].kind == "read")
+        if index is None and tool in GROUNDING:
+            read = _index_of(env, *GROUNDING[tool](args), near=False)
+            assert read is not None, (tool, args)
+            env.step(read)
+            index = _index_of(env, tool, args, near=False)
+        if index is None:
             complete &= tools[tool].kind == "read"
-    return indices, complete
+            continue
+        *_, terminated, truncated, info = env.step(index)
+        if terminated or truncated:
+            break
+    return info["result"], complete
 
 
 def test_the_oracle_plan_maps_onto_the_catalogue_where_its_fix_is_expressible() -> None:
-    """Measured, not hoped: 17 of the 52 curated tasks have their fix in the catalogue. Those are mitigated
-    by the mapped oracle (controls score 100; faulty tasks 85 at most: the placeholder detail fails one
-    checklist question of eight); on the rest, the mapped plan mitigates nothing."""
+    """Measured, not hoped: on seed 0, 45 of the 53 curated tasks have their fix in the catalogue, most
+    of them through a value read off an observation. Those are mitigated by the mapped oracle (controls
+    score 100; faulty tasks 85 at most: the placeholder detail fails one checklist question of eight);
+    on the rest, the mapped plan mitigates nothing but where one claim of two was enough to submit."""
     expressible = set()
     for tid in TASK_IDS:
         env = _env(tid, seed=0, reward="sparse")
-        indices, complete = _oracle_indices(env)
-        for i in indices:
-            *_, terminated, truncated, info = env.step(i)
-            if terminated or truncated:
-                break
-        result = info["result"]
-        assert terminated and result["invalid_actions"] == 0 and result["wrong_fixes"] == 0, tid
+        result, complete = _play_mapped_oracle(env)
+        assert result["end"] == "resolve" and result["invalid_actions"] == 0 and result["wrong_fixes"] == 0, tid
         if complete:
             expressible.add(tid)
             assert result["mitigated"], tid
             if tid in CONTROL:
                 assert result["success"] and result["marks"] == 100.0
             else:
-                assert result["diagnosis"]["score"] == 0.875 and 80.0 <= result["marks"] <= 85.0, tid
+                assert result["diagnosis"]["score"] == 0.875 and 75.0 <= result["marks"] <= 85.0, tid
         else:
-            assert not result["mitigated"], tid
+            assert result["mitigated"] == (tid in TWO_CAUSES), tid
     assert expressible == EXPRESSIBLE
 
 
@@ -435,4 +495,92 @@ def test_the_docs_quote_the_measured_sizes_and_their_snippet_runs() -> None:
     assert snippet, "docs/integrations.md: the discrete env's snippet is gone"
     namespace: dict[str, Any] = {}
     exec(compile(snippet.group(1), "integrations.md", "exec"), namespace)
-    assert namespace["env"].action_space.n == 329 and namespace["info"]["step"] == 1
+    assert namespace["env"].action_space.n == 403 and namespace["info"]["step"] == 1
+
+
+# ---------------------------------------------------------------------- values read off observations
+def _index(env: DiscreteActions, text: str) -> int:
+    """The index whose current text is ``text``."""
+    return next(i for i in range(env.action_space.n) if env.action_text(i) == text)
+
+
+def _shown(value: Any) -> str:
+    """How a seen value reads in the text it was read from."""
+    return "''" if value == "" else str(value)
+
+
+@pytest.mark.parametrize("task", ["inc-013", "inc-014", "inc-024", "inc-032", "inc-037", "inc-053"])
+def test_a_seen_value_is_one_the_agent_was_shown(task: str) -> None:
+    """Random masked play weighted to reads: after every step, every bound seen value appears in the
+    text of an observation this episode returned, and the wrapper never asked the world for it."""
+    env = _env(task, seed=3)
+    seen = [i for i, e in enumerate(env.catalogue) if _has_seen(e)]
+    reads = [i for i, e in enumerate(env.catalogue) if load_tools()[e.tool].kind == "read"]
+    rng = np.random.default_rng(11)
+    texts, bound_any = [], False
+    for _ in range(60):
+        mask = env.action_masks()
+        pool = np.flatnonzero(mask[seen]) if rng.random() < 0.2 else []
+        i = int(np.asarray(seen)[rng.choice(pool)]) if len(pool) else int(rng.choice(reads))
+        obs, _, terminated, truncated, _ = env.step(i)
+        texts.append(obs)
+        if terminated or truncated:
+            break
+        history = "\n".join(texts)
+        for j in np.flatnonzero(env.action_masks()[seen]):
+            call = env.actions[seen[j]]
+            values = [v for k, v in call["args"].items() if isinstance(dict(env.catalogue[seen[j]].args)[k], Seen)]
+            assert values and all(_shown(v) in history for v in values), (task, call)
+            bound_any = True
+    assert bound_any, f"{task}: the reads never showed a value to act on"
+
+
+def test_an_unseen_value_is_masked_and_stepping_it_is_an_invalid_action() -> None:
+    env = _env("inc-053", seed=0)
+    i = next(i for i, e in enumerate(env.catalogue) if e.tool == "set_config")
+    assert not env.action_masks()[i] and env.action_text(i).startswith('set_config(service="load_balancer", key=<seen')
+    obs, _, _, _, info = env.step(i)
+    assert info["invalid"] and "key: required argument is missing" in obs
+    assert not env.action_masks()[i], "a refused call shows nothing"
+
+
+def test_a_read_binds_the_revert_of_the_edit_it_listed() -> None:
+    """inc-053: the web tier's history lists the edit that cut its threads; the newest web_server edit
+    entry becomes that revert, and stepping it mitigates."""
+    env = _env("inc-053", seed=0)
+    env.step(_index(env, 'get_changes(service="web_server")'))
+    newest = env.catalogue.index(next(e for e in env.catalogue if e.tool == "set_config"
+                                      and dict(e.args)["service"] == "web_server"))
+    assert env.action_masks()[newest]
+    assert env.actions[newest] == {"tool": "set_config", "args": {"service": "web_server", "key": "workers",
+                                                                  "value": 22}}
+    *_, info = env.step(newest)
+    assert not info["invalid"]
+    env.step(_index(env, 'get_changes(service="web_server")'))  # the agent's own edit is now the newest
+    assert env.actions[newest]["args"] == {"service": "web_server", "key": "workers", "value": 1}
+    env.step(_index(env, "resolve()"))
+    assert env.unwrapped.episode.finish()["mitigated"]
+
+
+def test_a_listing_that_shows_nothing_unbinds_and_reset_forgets() -> None:
+    """inc-024: the locks view names the blocker; once it is terminated, the next locks view shows no
+    blocker, so the entry is masked again. A reset forgets everything read."""
+    env = _env("inc-024", seed=0)
+    locks = _index(env, 'inspect_database(view="locks")')
+    first = next(i for i, e in enumerate(env.catalogue) if e.tool == "terminate_session")
+    env.step(locks)
+    assert env.action_masks()[first] and env.action_text(first).startswith("terminate_session(pid=")
+    *_, info = env.step(first)
+    assert not info["invalid"]
+    env.step(_index(env, 'wait(seconds=60)'))
+    env.step(locks)
+    assert not env.action_masks()[first]
+    env.reset()
+    assert not env.action_masks()[[i for i, e in enumerate(env.catalogue) if _has_seen(e)]].any()
+
+
+def test_deepcopy_keeps_what_was_seen() -> None:
+    env = _env("inc-053", seed=0)
+    env.step(_index(env, 'get_changes(service="web_server")'))
+    twin = copy.deepcopy(env)
+    assert twin.actions == env.actions and (twin.action_masks() == env.action_masks()).all()

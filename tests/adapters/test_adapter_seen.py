@@ -1,0 +1,95 @@
+"""Reading values off observations for the discrete env: what each listing binds, and what it clears."""
+
+from __future__ import annotations
+
+import pytest
+
+from srezero.adapters._seen import Memory, Seen, literal
+
+
+@pytest.mark.parametrize(("text", "value"), [("22", 22), ("2.0", 2.0), ("True", True), ("False", False),
+                                             ("''", ""), ("32768 60999", "32768 60999"), ("/livez", "/livez"),
+                                             ("postgres://app@db:5432/app", "postgres://app@db:5432/app")])
+def test_a_printed_value_reads_back_as_typed(text: str, value: object) -> None:
+    assert literal(text) == value and type(literal(text)) is type(value)
+
+
+def _change(service: str, detail: str, kind: str = "config") -> dict[str, str]:
+    return {"at": "2026-03-09T10:00:00Z", "service": service, "kind": kind, "detail": detail, "author": "dana"}
+
+
+HISTORY = [
+    _change("web_server", "max_open_files: 5635 -> 7168 (right-sizing)"),
+    _change("database", "rotated password for role app (secret app-db-credentials v7 -> v8)"),
+    _change("node", "node-a1: net.netfilter.nf_conntrack_max: 131072 -> 4096 (load test results)", "sysctl"),
+    _change("web_server", "v2.5.0 -> v2.6.1", "deploy"),
+    _change("web_server", "workers: 22 -> 1 (per incident review)"),
+    _change("web_server", "env.DATABASE_URL: postgres://app@db:5432/app -> ''"),  # the agent's own: no reason
+]
+
+
+def test_the_full_history_binds_edits_newest_first_and_skips_what_is_not_an_edit() -> None:
+    memory = Memory()
+    assert memory.observe("get_changes", {}, "", HISTORY)
+    assert memory.value(Seen("edit", 0, "key", "web_server"), "web_server") == "env.DATABASE_URL"
+    assert memory.value(Seen("edit", 0, "old", "web_server"), "web_server") == "postgres://app@db:5432/app"
+    assert memory.value(Seen("edit", 1, "old", "web_server"), "web_server") == 22
+    assert memory.value(Seen("edit", 2, "key", "web_server"), "web_server") == "max_open_files"
+    assert memory.value(Seen("edit", 3, "key", "web_server"), "web_server") is None  # the deploy is no edit
+    assert memory.value(Seen("edit", 0, "key", "database"), "database") is None  # nor is a secret rotation
+    assert memory.value(Seen("sysctl", 0, "old", None), "node-a1") == 131072
+    assert not memory.observe("get_changes", {}, "", HISTORY), "the same listing changes nothing"
+
+
+def test_a_service_history_replaces_only_that_service_and_a_full_one_clears_old_nodes() -> None:
+    memory = Memory()
+    memory.observe("get_changes", {}, "", HISTORY)
+    memory.observe("get_changes", {"service": "web_server"}, "", HISTORY[:1])
+    assert memory.value(Seen("edit", 0, "key", "web_server"), "web_server") == "max_open_files"
+    assert memory.value(Seen("sysctl", 0, "key", None), "node-a1") == "net.netfilter.nf_conntrack_max"
+    memory.observe("get_changes", {"window_h": 1.0}, "", HISTORY[4:])
+    assert memory.value(Seen("sysctl", 0, "key", None), "node-a1") is None
+    assert memory.value(Seen("edit", 0, "key", "web_server"), "web_server") == "env.DATABASE_URL"
+
+
+TOP = """top on node-a1:
+node-a1: 16 cores, load average 2.00, 6.2/32 GiB memory used
+PROCESS                               CPU%   MEM MB  STATE
+web_server (web-7b4wh)               115.9      469  Running
+backup-compress (cron)                90.0     1400  Running
+worker (worker-8c9kr)                 59.0      349  Running
+fluent-bit (systemd)                   3.0      346  Running"""
+
+
+def test_top_binds_host_processes_in_order_and_never_a_pod() -> None:
+    memory = Memory()
+    memory.observe("node_diagnostics", {"node": "node-a1", "check": "top"}, TOP, None)
+    names = [memory.value(Seen("process", r, "name"), "node-a1") for r in range(3)]
+    assert names == ["backup-compress", "fluent-bit", None]
+    memory.observe("node_diagnostics", {"node": "node-a1", "check": "dmesg"}, TOP, None)  # not a top: ignored
+    assert memory.value(Seen("process", 0, "name"), "node-a1") == "backup-compress"
+    memory.observe("node_diagnostics", {"node": "node-a1", "check": "top"}, "ssh: No route to host", None)
+    assert memory.value(Seen("process", 0, "name"), "node-a1") is None
+
+
+def test_console_views_bind_their_rows() -> None:
+    memory = Memory()
+    memory.observe("inspect_database", {"view": "locks"},
+                   "database locks:\nblocking pid 22711 holds RowExclusiveLock on relation orders; 2 backend(s) "
+                   "waiting:\n  pid 33845 (web-qsmcz) waiting Lock: transactionid", None)
+    memory.observe("inspect_database", {"view": "replication"},
+                   "database replication:\nstandby db-1: state streaming, replay lag 0 s\n"
+                   "SLOT                         TYPE      ACTIVE RETAINED WAL\n"
+                   "standby_db_1                 physical  true   0.1 GB\n"
+                   "pgbackrest_811               physical  false  530.2 GB", None)
+    memory.observe("inspect_queue", {"view": "messages"},
+                   "message_queue messages:\nMESSAGE  DELIVERIES       AGE TYPE\n"
+                   "3e950a          945  01:37:00 invoice.render\n483959            1  00:00:00 email.send", None)
+    assert memory.value(Seen("blocker", 0, "pid"), None) == 22711
+    assert memory.value(Seen("blocker", 1, "pid"), None) is None  # a waiter is not a blocker
+    assert [memory.value(Seen("slot", r, "name"), None) for r in range(2)] == ["standby_db_1", "pgbackrest_811"]
+    assert [memory.value(Seen("message", r, "id"), None) for r in range(3)] == ["3e950a", "483959", None]
+    memory.observe("inspect_database", {"view": "locks"}, "database locks:\nno backends waiting on locks", None)
+    assert memory.value(Seen("blocker", 0, "pid"), None) is None
+    memory.clear()
+    assert memory.value(Seen("slot", 0, "name"), None) is None
