@@ -21,7 +21,7 @@ from srezero.sim.components import SERVICE_KINDS
 
 #: How many rows of each listing the catalogue reaches, and what one row holds. Edits are ranked newest
 #: first (the history lists them oldest first); every other listing in the order it is printed.
-RANKS = {"edit": 4, "sysctl": 2, "process": 6, "blocker": 2, "slot": 3, "message": 5}
+RANKS = {"edit": 4, "sysctl": 2, "process": 6, "blocker": 2, "slot": 3, "message": 5, "slow_query": 2}
 
 #: ``key: old -> new (reason)``, as srezero.sim.changes.edit_line writes a config edit; the reason is optional.
 _EDIT = re.compile(r"^(?P<key>[^\s:]+): (?P<old>.*?) -> (?P<new>.*?)(?: \([^()]*\))?$")
@@ -30,6 +30,8 @@ _SYSCTL = re.compile(r"^(?P<node>[^\s:]+): (?P<edit>.*)$")
 #: A ``top`` row: ``name (qualifier)  CPU%  MEM MB  STATE``; pods print as ``service (replica)``.
 _TOP_ROW = re.compile(r"^(?P<name>\S+) \([^)]*\)\s+[\d.]+\s+\d+\s")
 _BLOCKER = re.compile(r"^blocking pid (\d+)", re.M)
+#: A slow-query log line's lookup: ``duration: 3102.8 ms  statement: SELECT ... FROM orders WHERE customer_id = $1``.
+_SLOW_LOOKUP = re.compile(r"duration: [\d.]+ ms\s+statement: SELECT .*? FROM (\w+) WHERE (\w+) = ")
 
 
 @dataclass(frozen=True)
@@ -99,6 +101,8 @@ def _read(tool: str, args: Mapping[str, Any], text: str, data: Any) -> dict[tupl
     if tool == "node_diagnostics" and args.get("check") == "top":
         names = [m["name"] for line in lines if (m := _TOP_ROW.match(line)) and m["name"] not in SERVICE_KINDS]
         return {("process", args["node"]): [{"name": n} for n in names]}
+    if tool == "search_logs" and args.get("service") == "database":
+        return {("slow_query", None): _slow_lookups(lines)}
     view = args.get("view")
     if tool == "inspect_database" and view == "locks":
         return {("blocker", None): [{"pid": int(pid)} for pid in _BLOCKER.findall(text)]}
@@ -107,6 +111,16 @@ def _read(tool: str, args: Mapping[str, Any], text: str, data: Any) -> dict[tupl
     if tool == "inspect_queue" and view == "messages":
         return {("message", None): [{"id": line.split()[0]} for line in _after("MESSAGE ", lines)]}
     return {}
+
+
+def _slow_lookups(lines: list[str]) -> list[dict[str, str]]:
+    """The distinct lookups slow-query lines show, the most frequent first (ties: the first listed)."""
+    counts: dict[tuple[str, str], int] = {}
+    for line in lines:
+        if match := _SLOW_LOOKUP.search(line):
+            counts[match[1], match[2]] = counts.get((match[1], match[2]), 0) + 1
+    ranked = sorted(counts, key=lambda lookup: -counts[lookup])  # stable: first listed wins a tie
+    return [{"table": table, "column": column} for table, column in ranked]
 
 
 def _after(header: str, lines: list[str]) -> list[str]:

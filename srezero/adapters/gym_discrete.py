@@ -71,7 +71,6 @@ DETAIL_PLACEHOLDER = ""
 #: is either here or in the catalogue).
 EXCLUDED = {
     "expand_volume": "a size must exceed the disk's current size: any fixed size is a guess",
-    "create_index": "the column comes from a slow query's WHERE clause in the database logs, not from a listing",
 }
 
 
@@ -181,6 +180,8 @@ def _entries(node_slots: int) -> dict[str, list[dict[str, Any]]]:
         "terminate_session": [{"pid": Seen("blocker", r, "pid")} for r in range(RANKS["blocker"])],
         "drop_replication_slot": [{"slot": Seen("slot", r, "name")} for r in range(RANKS["slot"])],
         "dead_letter_message": [{"message_id": Seen("message", r, "id")} for r in range(RANKS["message"])],
+        "create_index": [{"table": Seen("slow_query", r, "table"), "column": Seen("slow_query", r, "column")}
+                         for r in range(RANKS["slow_query"])],
         "vacuum": [{}],
         "renew_certificate": [{}],
         "purge_queue": [{"queue": q} for q in _enum("purge_queue", "queue")],
@@ -224,10 +225,10 @@ class DiscreteActions(gym.Wrapper, gym.utils.RecordConstructorArgs):
     renew_certificate, purge_queue; and, with values read off the agent's own observations
     (:class:`~srezero.adapters._seen.Seen`), the revert of each of a service's 4 newest config edits
     and a node's 2 newest sysctl edits, kill_process for a node's first 6 host processes in ``top``,
-    terminate_session for 2 blocking pids, drop_replication_slot for 3 slots and dead_letter_message
-    for 5 head messages. Submits: "no fault", one claim per (service or node) x category with an
+    terminate_session for 2 blocking pids, drop_replication_slot for 3 slots, dead_letter_message
+    for 5 head messages and create_index for the 2 lookups slow-query log lines show most. Submits: "no fault", one claim per (service or node) x category with an
     empty detail, and resolve. Tools whose arguments cannot be listed or read off a listing are left
-    out (:data:`EXCLUDED`). ``N`` is 218 + 37 per node slot: 403 with the default 5 slots.
+    out (:data:`EXCLUDED`). ``N`` is 220 + 37 per node slot: 405 with the default 5 slots.
     ``info["action_mask"]`` and ``action_masks()`` (int8, for ``action_space.sample(mask=...)`` and
     sb3-contrib's MaskablePPO) are 0 for a slot the seed's topology lacks (a 4-node seed) and for a
     value the agent has not been shown yet; stepping one is an invalid action (error observation,

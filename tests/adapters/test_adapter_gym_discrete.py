@@ -50,11 +50,11 @@ TASK_IDS = [t.id for t in srezero.list_tasks()]
 #: 2 seen sysctl edits to revert and 6 seen host processes to kill.
 PER_NODE = 37
 #: Entries that name no node: reads, service writes, claims, and the seen edits, pids, slots and message ids.
-FIXED = 218
+FIXED = 220
 #: Curated tasks whose oracle fix the catalogue holds on seed 0 (measured). The rest: a fix that is not a
 #: revert of a seen edit (inc-003's retries on this seed, inc-026's table vacuum, inc-030/034's rotated
-#: secrets, inc-039's raised limit), create_index (inc-025), or two claims in one submission (inc-012, 031).
-NOT_EXPRESSIBLE = {"inc-003", "inc-012", "inc-025", "inc-026", "inc-030", "inc-031", "inc-034", "inc-039"}
+#: secrets, inc-039's raised limit), or two claims in one submission (inc-012, 031).
+NOT_EXPRESSIBLE = {"inc-003", "inc-012", "inc-026", "inc-030", "inc-031", "inc-034", "inc-039"}
 EXPRESSIBLE = set(TASK_IDS) - NOT_EXPRESSIBLE
 #: Two causes: the single claim misses one, but the mapped fixes still mitigate.
 TWO_CAUSES = {"inc-012", "inc-031"}
@@ -97,7 +97,7 @@ def test_the_space_is_discrete_over_the_catalogue_and_texts_parse_back() -> None
     _, info = env.reset()
     wrapper = env.get_wrapper_attr("catalogue")
     assert isinstance(env.action_space, gym.spaces.Discrete)
-    assert env.action_space.n == len(wrapper) == FIXED + PER_NODE * SEEDED_MAX_NODES == 403
+    assert env.action_space.n == len(wrapper) == FIXED + PER_NODE * SEEDED_MAX_NODES == 405
     actions = env.get_wrapper_attr("actions")
     assert len(actions) == env.action_space.n and actions[0] == {"tool": "get_alerts", "args": {}}
     assert actions[-1] == {"tool": "resolve", "args": {}}
@@ -412,7 +412,8 @@ GROUNDING = {"set_config": lambda a: ("get_changes", {"service": a["service"]}),
              "kill_process": lambda a: ("node_diagnostics", {"node": a["node"], "check": "top"}),
              "terminate_session": lambda a: ("inspect_database", {"view": "locks"}),
              "drop_replication_slot": lambda a: ("inspect_database", {"view": "replication"}),
-             "dead_letter_message": lambda a: ("inspect_queue", {"view": "messages"})}
+             "dead_letter_message": lambda a: ("inspect_queue", {"view": "messages"}),
+             "create_index": lambda a: ("search_logs", {"service": "database", "level": "warn"})}
 
 
 def _index_of(env: DiscreteActions, tool: str, args: dict[str, Any], near: bool) -> int | None:
@@ -464,7 +465,7 @@ def _play_mapped_oracle(env: DiscreteActions) -> tuple[dict[str, Any], bool]:
 
 
 def test_the_oracle_plan_maps_onto_the_catalogue_where_its_fix_is_expressible() -> None:
-    """Measured, not hoped: on seed 0, 45 of the 53 curated tasks have their fix in the catalogue, most
+    """Measured, not hoped: on seed 0, 46 of the 53 curated tasks have their fix in the catalogue, most
     of them through a value read off an observation. Those are mitigated by the mapped oracle (controls
     score 100; faulty tasks 85 at most: the placeholder detail fails one checklist question of eight);
     on the rest, the mapped plan mitigates nothing but where one claim of two was enough to submit."""
@@ -495,7 +496,7 @@ def test_the_docs_quote_the_measured_sizes_and_their_snippet_runs() -> None:
     assert snippet, "docs/integrations.md: the discrete env's snippet is gone"
     namespace: dict[str, Any] = {}
     exec(compile(snippet.group(1), "integrations.md", "exec"), namespace)
-    assert namespace["env"].action_space.n == 403 and namespace["info"]["step"] == 1
+    assert namespace["env"].action_space.n == 405 and namespace["info"]["step"] == 1
 
 
 # ---------------------------------------------------------------------- values read off observations
@@ -509,7 +510,7 @@ def _shown(value: Any) -> str:
     return "''" if value == "" else str(value)
 
 
-@pytest.mark.parametrize("task", ["inc-013", "inc-014", "inc-024", "inc-032", "inc-037", "inc-053"])
+@pytest.mark.parametrize("task", ["inc-013", "inc-014", "inc-024", "inc-025", "inc-032", "inc-037", "inc-053"])
 def test_a_seen_value_is_one_the_agent_was_shown(task: str) -> None:
     """Random masked play weighted to reads: after every step, every bound seen value appears in the
     text of an observation this episode returned, and the wrapper never asked the world for it."""

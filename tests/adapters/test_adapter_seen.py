@@ -93,3 +93,23 @@ def test_console_views_bind_their_rows() -> None:
     assert memory.value(Seen("blocker", 0, "pid"), None) is None
     memory.clear()
     assert memory.value(Seen("slot", 0, "name"), None) is None
+
+
+def test_slow_query_lines_bind_their_lookups_most_frequent_first() -> None:
+    lines = ["17 line(s) from database",
+             "2026-07-25T10:43:20Z WARN  db-1 LOG:  duration: 900.1 ms  statement: SELECT * FROM invoices "
+             "WHERE order_id = $1 LIMIT 5",
+             *["2026-07-25T10:43:26Z WARN  db-1 LOG:  duration: 3102.8 ms  statement: SELECT * FROM orders "
+               "WHERE customer_id = $1 ORDER BY created_at DESC LIMIT 50"] * 2,
+             "2026-07-25T10:43:27Z WARN  db-1 LOG:  duration: 2000.0 ms  statement: SELECT count(*) FROM events "
+             "WHERE created_at > now() - interval '1 day'",  # a range scan names no column to index
+             "2026-07-25T10:43:30Z ERROR db-1 ERROR:  canceling statement due to statement timeout"]
+    memory = Memory()
+    memory.observe("search_logs", {"service": "database", "level": "warn"}, "\n".join(lines), None)
+    lookups = [(memory.value(Seen("slow_query", r, "table"), None), memory.value(Seen("slow_query", r, "column"), None))
+               for r in range(3)]
+    assert lookups == [("orders", "customer_id"), ("invoices", "order_id"), (None, None)]
+    memory.observe("search_logs", {"service": "web_server"}, "\n".join(lines), None)  # not the database's logs
+    assert memory.value(Seen("slow_query", 0, "table"), None) == "orders"
+    memory.observe("search_logs", {"service": "database", "pattern": "x"}, "no log lines matching 'x'", None)
+    assert memory.value(Seen("slow_query", 0, "table"), None) is None
