@@ -102,6 +102,41 @@ def bench_agent(agent_name: str, task_ids: list[str], seeds: range) -> dict[str,
     }
 
 
+def discrete_overhead_us(task_ids: list[str], steps: int = 60) -> float | None:
+    """What ``srezero/IncidentDiscrete-v0`` adds to a step (us): masked random play, the wrapper's step
+    timed minus the text env's step inside it, in the same pass. None without gymnasium."""
+    try:
+        import numpy as np
+
+        from srezero.adapters.gym_discrete import make_discrete_env
+    except ImportError:
+        return None
+    inner_t = outer_t = 0.0
+    count = 0
+    for k, tid in enumerate(task_ids):
+        env, rng = make_discrete_env(tid, seed=0, reward="sparse"), np.random.default_rng(k)
+        text_step = env.env.step
+
+        def timed(action: object, text_step: object = text_step) -> object:
+            nonlocal inner_t
+            t = time.perf_counter()
+            out = text_step(action)
+            inner_t += time.perf_counter() - t
+            return out
+
+        env.env.step = timed
+        _, info = env.reset()
+        for _ in range(steps):
+            i = int(rng.choice(np.flatnonzero(info["action_mask"])))
+            t = time.perf_counter()
+            _, _, terminated, truncated, info = env.step(i)
+            outer_t += time.perf_counter() - t
+            count += 1
+            if terminated or truncated:
+                break
+    return (outer_t - inner_t) / max(count, 1) * 1e6
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--episodes-per-task", type=int, default=10)
@@ -116,6 +151,7 @@ def main() -> None:
     peak_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     out = {"tasks": len(task_ids), "import_ms": import_time_ms(), "cold_start_ms": cold_start_ms(),
            "tick_us": tick_us(task_ids[:: max(1, len(task_ids) // 8)]),
+           "discrete_overhead_us": discrete_overhead_us(task_ids[:: max(1, len(task_ids) // 8)]),
            "peak_rss_mb": peak_mb, "agents": rows,
            "python": sys.version.split()[0]}
     if args.json:
@@ -124,6 +160,8 @@ def main() -> None:
     print(f"tasks: {out['tasks']}   python {out['python']}   import srezero: {out['import_ms']:.1f} ms   "
           f"cold start to first page: {out['cold_start_ms']:.0f} ms   tick: {out['tick_us']:.1f} us   "
           f"peak RSS: {peak_mb:.0f} MB")
+    if out["discrete_overhead_us"] is not None:
+        print(f"IncidentDiscrete-v0 wrapper: {out['discrete_overhead_us']:.1f} us per step on top of the text env")
     print(f"{'agent':8} {'episodes':>8} {'steps':>7} {'steps/s':>9} {'step us':>8} {'reset ms':>9} "
           f"{'finish ms':>10} {'episodes/s':>11}")
     for r in rows:

@@ -83,20 +83,25 @@ class Memory:
         rows = self.rows.get((seen.kind, scope_name), ())
         return rows[seen.rank][seen.field] if seen.rank < len(rows) else None
 
-    def observe(self, tool: str, args: Mapping[str, Any], text: str, data: Any) -> bool:
-        """Keep the listings one successful step showed; returns whether any listing changed."""
+    def observe(self, tool: str, args: Mapping[str, Any], text: str, data: Any) -> set[str]:
+        """Keep the listings one successful step showed; returns the kinds whose listing changed."""
         found = _read(tool, args, text, data)
         if tool == "get_changes" and not args.get("service"):  # the full history shows who has no sysctl edits
             found.update({key: [] for key in self.rows if key[0] == "sysctl" and key not in found})
-        changed = any(self.rows.get(key) != rows for key, rows in found.items())
+        changed = {key[0] for key, rows in found.items() if self.rows.get(key, []) != rows}
         self.rows.update(found)
         return changed
+
+
+_LISTING_TOOLS = frozenset({"node_diagnostics", "search_logs", "inspect_database", "inspect_queue"})
 
 
 def _read(tool: str, args: Mapping[str, Any], text: str, data: Any) -> dict[tuple[str, str | None], list[dict]]:
     """The listings in one observation: what it shows and, as importantly, what it shows to be empty."""
     if tool == "get_changes" and isinstance(data, Sequence):
         return _changes(args.get("service") or "", data)
+    if tool not in _LISTING_TOOLS:
+        return {}
     lines = text.splitlines()
     if tool == "node_diagnostics" and args.get("check") == "top":
         names = [m["name"] for line in lines if (m := _TOP_ROW.match(line)) and m["name"] not in SERVICE_KINDS]

@@ -270,7 +270,10 @@ class DiscreteActions(gym.Wrapper, gym.utils.RecordConstructorArgs):
         self._mask = np.ones(len(self.catalogue), dtype=np.int8)
         self._nodes: list[tuple[str, tuple[str, ...]]] = []
         self._memory = Memory()  # the listings the agent's own reads showed, this episode
-        self._seen_entries = [i for i, entry in enumerate(self.catalogue) if _has_seen(entry)]
+        self._seen_entries: dict[str, list[int]] = {}  # per listing kind, the entries whose values it binds
+        for i, entry in enumerate(self.catalogue):
+            for kind in {v.kind for _, v in entry.args if isinstance(v, Seen)}:
+                self._seen_entries.setdefault(kind, []).append(i)
 
     @property
     def _base(self) -> IncidentEnv:
@@ -302,8 +305,8 @@ class DiscreteActions(gym.Wrapper, gym.utils.RecordConstructorArgs):
         obs, reward, terminated, truncated, info = self.env.step(_sendable(call))
         if info.get("ok") and not info.get("invalid"):
             data = orjson.loads(info["data"]) if call["tool"] == "get_changes" else None
-            if self._memory.observe(call["tool"], call["args"], obs, data):
-                self._rebind_seen()
+            for kind in self._memory.observe(call["tool"], call["args"], obs, data):
+                self._rebind_seen(kind)
         return obs, reward, terminated, truncated, {**info, "action_mask": self._mask.copy()}
 
     # ------------------------------------------------------------------ inspection
@@ -346,10 +349,10 @@ class DiscreteActions(gym.Wrapper, gym.utils.RecordConstructorArgs):
         self._calls = [{"tool": entry.tool, "args": args} for entry, (args, _) in zip(self.catalogue, bound)]
         self._mask = np.array([ok for _, ok in bound], dtype=np.int8)
 
-    def _rebind_seen(self) -> None:
-        """Rebind the observation-grounded entries after a read changed what the agent has been shown."""
+    def _rebind_seen(self, kind: str) -> None:
+        """Rebind the entries that read a ``kind`` listing after a read changed what it shows."""
         assert self._calls is not None
-        for i in self._seen_entries:
+        for i in self._seen_entries[kind]:
             self._calls[i]["args"], self._mask[i] = self._bind(dict(self.catalogue[i].args))
 
     def _bind(self, value: Any) -> tuple[Any, bool]:
@@ -379,10 +382,6 @@ class DiscreteActions(gym.Wrapper, gym.utils.RecordConstructorArgs):
 def _sendable(call: Mapping[str, Any]) -> dict[str, Any]:
     """A bound call as the core receives it: a value not yet seen is left out (a missing argument)."""
     return {"tool": call["tool"], "args": {k: v for k, v in call["args"].items() if not isinstance(v, Seen)}}
-
-
-def _has_seen(entry: Entry) -> bool:
-    return any(isinstance(v, Seen) for _, v in entry.args)
 
 
 def make_discrete_env(task: str | None = None, node_slots: int | None = None, **kwargs: Any) -> DiscreteActions:
