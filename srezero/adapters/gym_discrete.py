@@ -268,8 +268,10 @@ class DiscreteActions(gym.Wrapper, gym.utils.RecordConstructorArgs):
         self.action_space = spaces.Discrete(len(self.catalogue))
         self._calls: list[dict[str, Any]] | None = None  # the catalogue bound to this episode's names, at reset
         self._mask = np.ones(len(self.catalogue), dtype=np.int8)
-        self._nodes: list[tuple[str, tuple[str, ...]]] = []
+        self._names: dict[NodeSlot | DiskSlot, tuple[str, bool]] = {}  # each slot's name this episode, at reset
         self._memory = Memory()  # the listings the agent's own reads showed, this episode
+        # entries without slots bind to themselves: built once, copied at each reset
+        self._unslotted = [None if _slotted(dict(e.args)) else dict(e.args) for e in self.catalogue]
         self._seen_entries: dict[str, list[int]] = {}  # per listing kind, the entries whose values it binds
         for i, entry in enumerate(self.catalogue):
             for kind in {v.kind for _, v in entry.args if isinstance(v, Seen)}:
@@ -343,9 +345,17 @@ class DiscreteActions(gym.Wrapper, gym.utils.RecordConstructorArgs):
         world's internals: whatever the tool does not show cannot reach the catalogue). Seen values are
         unbound until the agent reads them."""
         data = self._base.episode.backend.call("get_topology", {}).data
-        self._nodes = [(name, tuple(node["disks"])) for name, node in data["nodes"].items()]
+        nodes = [(name, tuple(node["disks"])) for name, node in data["nodes"].items()]
+        # A missing slot becomes a name no node has, which the core refuses as an invalid action.
+        self._names = {}
+        for k in range(self.node_slots):
+            self._names[NodeSlot(k)] = (nodes[k][0], True) if k < len(nodes) else (f"<no node {k}>", False)
+            for d in range(DISKS_PER_NODE):
+                ok = k < len(nodes) and d < len(nodes[k][1])
+                self._names[DiskSlot(k, d)] = (nodes[k][1][d], True) if ok else (f"<no disk {d} of node {k}>", False)
         self._memory.clear()
-        bound = [self._bind(dict(entry.args)) for entry in self.catalogue]
+        bound = [((dict(fixed), True) if fixed is not None else self._bind(dict(entry.args)))
+                 for entry, fixed in zip(self.catalogue, self._unslotted)]
         self._calls = [{"tool": entry.tool, "args": args} for entry, (args, _) in zip(self.catalogue, bound)]
         self._mask = np.array([ok for _, ok in bound], dtype=np.int8)
 
@@ -356,27 +366,36 @@ class DiscreteActions(gym.Wrapper, gym.utils.RecordConstructorArgs):
             self._calls[i]["args"], self._mask[i] = self._bind(dict(self.catalogue[i].args))
 
     def _bind(self, value: Any) -> tuple[Any, bool]:
-        """The concrete value and whether it exists in this episode. A missing node or disk slot becomes a
-        name no node has, which the core refuses as an invalid action; a value not yet seen stays a
+        """The concrete value and whether it exists in this episode. A value not yet seen stays a
         :class:`Seen`, which the step leaves out, so the core refuses the call as missing an argument."""
-        nodes = self._nodes
-        if isinstance(value, NodeSlot):
-            ok = value.index < len(nodes)
-            return (nodes[value.index][0] if ok else f"<no node {value.index}>"), ok
-        if isinstance(value, DiskSlot):
-            ok = value.node < len(nodes) and value.disk < len(nodes[value.node][1])
-            return (nodes[value.node][1][value.disk] if ok else f"<no disk {value.disk} of node {value.node}>"), ok
-        if isinstance(value, Seen):
-            scope = self._bind(value.scope)[0] if isinstance(value.scope, NodeSlot) else value.scope
+        kind = type(value)  # exact types: this runs for every slotted entry at every reset
+        if kind is NodeSlot or kind is DiskSlot:
+            return self._names[value]
+        if kind is Seen:
+            scope = self._names[value.scope][0] if type(value.scope) is NodeSlot else value.scope
             seen = self._memory.value(value, scope)
             return (value, False) if seen is None else (seen, True)
-        if isinstance(value, list | tuple):
+        if kind is dict:
+            bound, ok = {}, True
+            for key, item in value.items():
+                bound[key], item_ok = self._bind(item)
+                ok = ok and item_ok
+            return bound, ok
+        if kind is list or kind is tuple:
             pairs = [self._bind(v) for v in value]
             return [v for v, _ in pairs], all(ok for _, ok in pairs)
-        if isinstance(value, dict):
-            pairs = {k: self._bind(v) for k, v in value.items()}
-            return {k: v for k, (v, _) in pairs.items()}, all(ok for _, ok in pairs.values())
         return value, True
+
+
+def _slotted(value: Any) -> bool:
+    """Whether a value holds a node or disk slot or a seen value anywhere (claims hold node slots)."""
+    if isinstance(value, NodeSlot | DiskSlot | Seen):
+        return True
+    if isinstance(value, dict):
+        return any(_slotted(v) for v in value.values())
+    if isinstance(value, list | tuple):
+        return any(_slotted(v) for v in value)
+    return False
 
 
 def _sendable(call: Mapping[str, Any]) -> dict[str, Any]:
