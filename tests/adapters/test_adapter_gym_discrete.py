@@ -287,9 +287,10 @@ def _enums(schema: Any) -> set[str]:
 
 
 def test_every_string_in_the_catalogue_is_public_vocabulary() -> None:
-    """Every name and value the actions hold is a service, a node or device get_topology lists, a
-    declared choice (schema enum), a metric name get_topology lists, or a fixed default: no key, value,
-    pid, process, slot or message id, so nothing can come from a fault. And every service and node is
+    """At reset, every name and value the actions hold is a service, a node or device get_topology
+    lists, a declared choice (schema enum), a metric name get_topology lists, or a fixed default: no
+    key, value, pid, process, slot or message id (those wait for a read to show them), so nothing can
+    come from a fault. And every service and node is
     named alike, so the culprit is never singled out."""
     from srezero.sim import metrics
 
