@@ -226,9 +226,9 @@ class DiscreteActions(gym.Wrapper, gym.utils.RecordConstructorArgs):
     (:class:`~srezero.adapters._seen.Seen`), the revert of each of a service's 4 newest config edits
     and a node's 2 newest sysctl edits, kill_process for a node's first 6 host processes in ``top``,
     terminate_session for 2 blocking pids, drop_replication_slot for 3 slots, dead_letter_message
-    for 5 head messages and create_index for the 2 lookups slow-query log lines show most. Submits: "no fault", one claim per (service or node) x category with an
-    empty detail, and resolve. Tools whose arguments cannot be listed or read off a listing are left
-    out (:data:`EXCLUDED`). ``N`` is 220 + 37 per node slot: 405 with the default 5 slots.
+    for 5 head messages and create_index for the 2 lookups slow-query log lines show most. Submits:
+    "no fault", one claim per (service or node) x category with an empty detail, and resolve. Tools
+    whose arguments cannot be listed or read off a listing are left out (:data:`EXCLUDED`). ``N`` is 220 + 37 per node slot: 405 with the default 5 slots.
     ``info["action_mask"]`` and ``action_masks()`` (int8, for ``action_space.sample(mask=...)`` and
     sb3-contrib's MaskablePPO) are 0 for a slot the seed's topology lacks (a 4-node seed) and for a
     value the agent has not been shown yet; stepping one is an invalid action (error observation,
@@ -271,7 +271,7 @@ class DiscreteActions(gym.Wrapper, gym.utils.RecordConstructorArgs):
         self._names: dict[NodeSlot | DiskSlot, tuple[str, bool]] = {}  # each slot's name this episode, at reset
         self._memory = Memory()  # the listings the agent's own reads showed, this episode
         # entries without slots bind to themselves: built once, copied at each reset
-        self._unslotted = [None if _slotted(dict(e.args)) else dict(e.args) for e in self.catalogue]
+        self._unslotted = [None if _slotted(dict(e.args)) else copy.deepcopy(dict(e.args)) for e in self.catalogue]
         self._seen_entries: dict[str, list[int]] = {}  # per listing kind, the entries whose values it binds
         for i, entry in enumerate(self.catalogue):
             for kind in {v.kind for _, v in entry.args if isinstance(v, Seen)}:
@@ -320,7 +320,8 @@ class DiscreteActions(gym.Wrapper, gym.utils.RecordConstructorArgs):
         return [copy.deepcopy(_sendable(call)) for call in self._calls]
 
     def action_text(self, index: int) -> str:
-        """Action ``index`` as a text call: concrete after reset, with slots such as ``<node 2>`` before."""
+        """Action ``index`` as a text call: concrete after reset, with slots such as ``<node 2>`` before
+        and a value not yet seen as ``<seen edit 0 of web_server: key>``."""
         i = self._index(index)
         if self._calls is None:
             return self.catalogue[i].text
