@@ -93,43 +93,39 @@ class Memory:
         return changed
 
 
-_LISTING_TOOLS = frozenset({"node_diagnostics", "search_logs", "inspect_database", "inspect_queue"})
-
-
 def _read(tool: str, args: Mapping[str, Any], text: str, data: Any) -> dict[tuple[str, str | None], list[dict]]:
-    """The listings in one observation: what it shows and, as importantly, what it shows to be empty."""
+    """The listings in one observation: what it shows and, as importantly, what it shows to be empty.
+    Any other read falls through a few string comparisons (the text is only split for a listing)."""
     if tool == "get_changes" and isinstance(data, Sequence):
         return _changes(args.get("service") or "", data)
-    if tool not in _LISTING_TOOLS:
-        return {}
-    lines = text.splitlines()
     if tool == "node_diagnostics" and args.get("check") == "top":
-        names = [m["name"] for line in lines if (m := _TOP_ROW.match(line)) and m["name"] not in SERVICE_KINDS]
-        return {("process", args["node"]): [{"name": n} for n in names]}
+        rows = [m["name"] for line in text.splitlines() if (m := _TOP_ROW.match(line))]
+        return {("process", args["node"]): [{"name": n} for n in rows if n not in SERVICE_KINDS]}
     if tool == "search_logs" and args.get("service") == "database":
-        return {("slow_query", None): _slow_lookups(lines)}
+        return {("slow_query", None): _slow_lookups(text)}
     view = args.get("view")
     if tool == "inspect_database" and view == "locks":
         return {("blocker", None): [{"pid": int(pid)} for pid in _BLOCKER.findall(text)]}
     if tool == "inspect_database" and view == "replication":
-        return {("slot", None): [{"name": line.split()[0]} for line in _after("SLOT ", lines)]}
+        return {("slot", None): [{"name": line.split()[0]} for line in _after("SLOT ", text)]}
     if tool == "inspect_queue" and view == "messages":
-        return {("message", None): [{"id": line.split()[0]} for line in _after("MESSAGE ", lines)]}
+        return {("message", None): [{"id": line.split()[0]} for line in _after("MESSAGE ", text)]}
     return {}
 
 
-def _slow_lookups(lines: list[str]) -> list[dict[str, str]]:
+def _slow_lookups(text: str) -> list[dict[str, str]]:
     """The distinct lookups slow-query lines show, the most frequent first (ties: the first listed)."""
     counts: dict[tuple[str, str], int] = {}
-    for line in lines:
+    for line in text.splitlines():
         if match := _SLOW_LOOKUP.search(line):
             counts[match[1], match[2]] = counts.get((match[1], match[2]), 0) + 1
     ranked = sorted(counts, key=lambda lookup: -counts[lookup])  # stable: first listed wins a tie
     return [{"table": table, "column": column} for table, column in ranked]
 
 
-def _after(header: str, lines: list[str]) -> list[str]:
+def _after(header: str, text: str) -> list[str]:
     """The non-empty rows under a table's header line."""
+    lines = text.splitlines()
     start = next((i for i, line in enumerate(lines) if line.startswith(header)), len(lines))
     return [line for line in lines[start + 1:] if line.strip()]
 
@@ -138,12 +134,10 @@ def _changes(service: str, history: Sequence[Mapping[str, Any]]) -> dict[tuple[s
     """Config edits per service and sysctl edits per node, newest first. A history of one service
     lists only that service; the full history lists every service and every node's sysctl edits."""
     found: dict[tuple[str, str | None], list[dict]] = {("edit", s): [] for s in ([service] if service else SERVICE_KINDS)}
-    sysctl: dict[tuple[str, str | None], list[dict]] = {}
     for change in reversed(history):
         detail, kind = str(change.get("detail", "")), change.get("kind")
         if kind == "config" and ("edit", change.get("service")) in found and (row := _edit(detail)):
             found["edit", change["service"]].append(row)
         elif kind == "sysctl" and not service and (node := _SYSCTL.match(detail)) and (row := _edit(node["edit"])):
-            sysctl.setdefault(("sysctl", node["node"]), []).append(row)
-    found.update(sysctl)
+            found.setdefault(("sysctl", node["node"]), []).append(row)
     return found
