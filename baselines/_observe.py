@@ -12,12 +12,12 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from srezero.episode import Briefing, Observation
+from srezero.sim.changes import parse_edit
 
 #: A scripted agent is a generator: it yields an action and is sent the observation it produced.
 Script = Generator[dict[str, Any], Observation, Any]
 
 SERVICES = ("load_balancer", "web_server", "cache", "database", "message_queue", "worker")
-_CONFIG_EDIT = re.compile(r"([\w.]+): (.*?) -> (.*?)(?=, [\w.]+: |\s+\(|$)")
 _LOG_LINE = re.compile(r"^\S+Z (DEBUG|INFO |WARN |ERROR) (\S+) (.*)$")
 
 
@@ -60,8 +60,8 @@ class View:
         self.changes = []
         for c in obs.data or []:
             edits = {}
-            if c.get("kind") == "config":
-                edits = {m.group(1): (m.group(2), m.group(3)) for m in _CONFIG_EDIT.finditer(c.get("detail", ""))}
+            if c.get("kind") == "config" and (parsed := parse_edit(c.get("detail", ""))):
+                edits = {parsed[0]: parsed[1:]}
             self.changes.append(Change(c.get("at", ""), c.get("service", ""), c.get("kind", ""), c.get("detail", ""),
                                        edits))
 

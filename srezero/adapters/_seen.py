@@ -17,14 +17,13 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from srezero.sim.changes import parse_edit
 from srezero.sim.components import SERVICE_KINDS
 
 #: How many rows of each listing the catalogue reaches, and what one row holds. Edits are ranked newest
 #: first (the history lists them oldest first); every other listing in the order it is printed.
 RANKS = {"edit": 4, "sysctl": 2, "process": 6, "blocker": 2, "slot": 3, "message": 5, "slow_query": 2}
 
-#: ``key: old -> new (reason)``, as srezero.sim.changes.edit_line writes a config edit; the reason is optional.
-_EDIT = re.compile(r"^(?P<key>[^\s:]+): (?P<old>.*?) -> (?P<new>.*?)(?: \([^()]*\))?$")
 #: A sysctl edit in the history is the node's name, then an edit.
 _SYSCTL = re.compile(r"^(?P<node>[^\s:]+): (?P<edit>.*)$")
 #: A ``top`` row: ``name (qualifier)  CPU%  MEM MB  STATE``; pods print as ``service (replica)``.
@@ -65,8 +64,8 @@ def literal(text: str) -> Any:
 
 
 def _edit(detail: str) -> dict[str, Any] | None:
-    match = _EDIT.match(detail)
-    return {"key": match["key"], "old": literal(match["old"])} if match else None
+    parsed = parse_edit(detail)
+    return {"key": parsed[0], "old": literal(parsed[1])} if parsed else None
 
 
 class Memory:

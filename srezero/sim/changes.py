@@ -19,6 +19,7 @@ release, a rollback, a restart of a service, a change to an ``env.*`` key.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Generator, Iterator
 from typing import TYPE_CHECKING, Any
 
@@ -92,6 +93,20 @@ def edit(key: str, old: object, new: object) -> str:
     empty value is written ``''`` as the config tools show it, so an emptied setting is visible."""
     empty = "''"
     return f"{key}: {old if old != '' else empty} -> {new if new != '' else empty}"
+
+
+#: An edit as :func:`edit` and :func:`edit_line` write it, with the reason optional. A key is anything up to
+#: the first colon and space (``backend_weight.web-xtmpq``, ``env.FEATURE_X``); the history's values never
+#: hold `` -> `` or parentheses, so the lazy ``new`` stops at the reason.
+_EDIT = re.compile(r"^(?P<key>[^\s:]+): (?P<old>.*?) -> (?P<new>.*?)(?: \([^()]*\))?$")
+
+
+def parse_edit(detail: str) -> tuple[str, str, str] | None:
+    """``(key, old, new)`` of an edit line as the history prints it, values as text (``''`` when
+    emptied); ``None`` for anything else (a deploy, a secret rotation). A sysctl entry's detail starts
+    with its node's name: strip ``node: `` first."""
+    match = _EDIT.match(detail)
+    return (match["key"], match["old"], match["new"]) if match else None
 
 
 def edit_line(w: World, key: str, old: object, new: object) -> str:

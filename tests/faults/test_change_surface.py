@@ -17,6 +17,7 @@ import pytest
 import srezero
 from srezero.sim import changes
 from srezero.sim.components import Change
+from srezero.sim.nodes import sysctl_value
 from srezero.sim.world import World
 
 SEEDS = (0, 1, 2, 3, 4)
@@ -91,6 +92,30 @@ def test_config_edits_leave_the_same_event_whoever_made_them(worlds: list[World]
             hits[c.noise][1] += (c.service, f"configmap {c.service}-config updated ({key})") in events
     assert hits[True][0] > 100 and hits[False][0] > 30
     assert hits[True][0] == hits[True][1] and hits[False][0] == hits[False][1], hits
+
+
+def test_every_edit_in_the_history_parses_back_to_a_key_its_owner_has(worlds: list[World]) -> None:
+    """One parser (``changes.parse_edit``) reads edits back for the baselines and the discrete env. A
+    key with a hyphen (``backend_weight.web-xtmpq``) once parsed as its tail, and a revert of it was an
+    invalid action; a secret rotation is not an edit and must not parse as one."""
+    parsed = {"config": 0, "sysctl": 0, "rotation": 0}
+    for w in worlds:
+        for c in w.changes:
+            if c.kind == "sysctl":
+                node, _, detail = c.detail.partition(": ")
+                sysctl_value(w.topo.node_by_name[node], changes.parse_edit(detail)[0])  # a key the node has
+            elif c.kind == "config" and c.detail.startswith("rotated "):
+                assert changes.parse_edit(c.detail) is None, c.detail
+                parsed["rotation"] += 1
+                continue
+            elif c.kind == "config":
+                key, old, new = changes.parse_edit(c.detail)
+                assert key in w.services[c.service].config, c.detail
+                assert c.detail.startswith(f"{key}: {old} -> {new}"), c.detail
+            else:
+                continue
+            parsed[c.kind] += 1
+    assert min(parsed.values()) > 10, parsed
 
 
 def test_releases_step_and_roll_out_alike(worlds: list[World]) -> None:
