@@ -90,8 +90,7 @@ class StaleCredential(Declared):
 
     def inject(self, w: World) -> None:
         w.state.db_credential = self.new
-        w.change("database", "config", f"rotated password for role app (secret app-db-credentials {self.old} -> "
-                 f"{self.new})", w.author())
+        w.change("database", "config", changes.rotation("app-db-credentials", self.old, self.new), w.author())
         rotated = w.changes[-1].at
         for i, name in enumerate(("web_server", "worker")):  # the bot syncs after the rotation, as it always does
             if name == self.service:

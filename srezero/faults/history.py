@@ -182,8 +182,8 @@ def rotation(w: World, rng: Stream, when: float) -> Callable[[], None]:
 
     def write() -> None:
         if database:
-            changes.record(w, when, "database", "config", f"rotated password for role app (secret "
-                           f"app-db-credentials {old} -> {new})", author, noise=True)
+            changes.record(w, when, "database", "config", changes.rotation("app-db-credentials", old, new), author,
+                           noise=True)
             for i, name in enumerate(consumers):
                 changes.record(w, when + 40.0 + 20.0 * i, name, "config",
                                f"env.CREDENTIALS_VERSION: {old} -> {new} (secret sync)", "deploy-bot", noise=True)

@@ -109,6 +109,20 @@ def parse_edit(detail: str) -> tuple[str, str, str] | None:
     return (match["key"], match["old"], match["new"]) if match else None
 
 
+def rotation(secret: str, old: str, new: str) -> str:
+    """How a credential rotation reads in the database's history, whoever rotates it."""
+    return f"rotated password for role app (secret {secret} {old} -> {new})"
+
+
+_ROTATION = re.compile(r"^rotated password for role \S+ \(secret \S+ (?P<old>\S+) -> (?P<new>\S+)\)$")
+
+
+def parse_rotation(detail: str) -> tuple[str, str] | None:
+    """``(old, new)`` secret versions of a rotation line (:func:`rotation`), else ``None``."""
+    match = _ROTATION.match(detail)
+    return (match["old"], match["new"]) if match else None
+
+
 def edit_line(w: World, key: str, old: object, new: object) -> str:
     """A config or sysctl edit as the history shows it, whoever makes it: ``key: old -> new (reason)``."""
     return f"{edit(key, old, new)} ({reason(w)})"

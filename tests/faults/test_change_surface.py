@@ -105,7 +105,7 @@ def test_every_edit_in_the_history_parses_back_to_a_key_its_owner_has(worlds: li
                 node, _, detail = c.detail.partition(": ")
                 sysctl_value(w.topo.node_by_name[node], changes.parse_edit(detail)[0])  # a key the node has
             elif c.kind == "config" and c.detail.startswith("rotated "):
-                assert changes.parse_edit(c.detail) is None, c.detail
+                assert changes.parse_edit(c.detail) is None and changes.parse_rotation(c.detail), c.detail
                 parsed["rotation"] += 1
                 continue
             elif c.kind == "config":
