@@ -17,12 +17,13 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from srezero.sim.changes import parse_edit
+from srezero.sim.changes import parse_edit, parse_rotation
 from srezero.sim.components import SERVICE_KINDS
 
 #: How many rows of each listing the catalogue reaches, and what one row holds. Edits are ranked newest
 #: first (the history lists them oldest first); every other listing in the order it is printed.
-RANKS = {"edit": 4, "sysctl": 2, "process": 6, "blocker": 2, "slot": 3, "message": 5, "slow_query": 2}
+RANKS = {"edit": 4, "sysctl": 2, "process": 6, "blocker": 2, "slot": 3, "message": 5, "slow_query": 2,
+         "stale": 2, "claim": 1}
 
 #: A sysctl edit in the history is the node's name, then an edit.
 _SYSCTL = re.compile(r"^(?P<node>[^\s:]+): (?P<edit>.*)$")
@@ -69,13 +70,27 @@ def _edit(detail: str) -> dict[str, Any] | None:
 
 
 class Memory:
-    """The latest listing of each kind the agent read, keyed by ``(kind, scope name)``."""
+    """The latest listing of each kind the agent read, keyed by ``(kind, scope name)``.
+
+    Two kinds join or keep more than one observation shows at once:
+
+    * ``stale``: a service's keys whose value, in its latest ``get_config``, is one the latest full
+      ``get_changes`` shows was replaced elsewhere (a rotated secret, a synced setting), with the value
+      that replaced it (followed to the newest). Text values only: a number two settings share is a
+      coincidence, a version string is not.
+    * ``claim``: the root causes of the agent's own last accepted ``submit_diagnosis``, so a second
+      claim can be added to the first.
+    """
 
     def __init__(self) -> None:
         self.rows: dict[tuple[str, str | None], list[dict[str, Any]]] = {}
+        self.configs: dict[str, Mapping[str, Any]] = {}  # service -> its latest get_config data
+        self.replaced: dict[str, str] = {}  # text value -> the value that replaced it, newest replacement first
 
     def clear(self) -> None:
         self.rows.clear()
+        self.configs.clear()
+        self.replaced.clear()
 
     def value(self, seen: Seen, scope_name: str | None) -> Any:
         """The value ``seen`` names, or ``None`` when the agent has not been shown that row."""
@@ -87,9 +102,44 @@ class Memory:
         found = _read(tool, args, text, data)
         if tool == "get_changes" and not args.get("service"):  # the full history shows who has no sysctl edits
             found.update({key: [] for key in self.rows if key[0] == "sysctl" and key not in found})
+            self.replaced = _replacements(data)
+            found.update({("stale", s): self._stale(s) for s in self.configs})
+        elif tool == "get_config" and isinstance(data, Mapping) and args.get("service") in SERVICE_KINDS:
+            self.configs[args["service"]] = data
+            found["stale", args["service"]] = self._stale(args["service"])
+        elif tool == "submit_diagnosis":
+            found["claim", None] = [{"claim": dict(c)} for c in args.get("root_causes", ())]
         changed = {key[0] for key, rows in found.items() if self.rows.get(key, []) != rows}
         self.rows.update(found)
         return changed
+
+
+    def _stale(self, service: str) -> list[dict[str, Any]]:
+        """``service``'s keys that still hold a replaced value, the newest replacement first."""
+        order = {old: i for i, old in enumerate(self.replaced)}
+        rows = [(order[v], key, self.replaced[v]) for key, v in self.configs[service].items()
+                if isinstance(v, str) and v in order]
+        return [{"key": key, "value": new} for _, key, new in sorted(rows, key=lambda row: row[0])]
+
+
+def _replacements(history: Any) -> dict[str, str]:
+    """Each text value the history shows replaced (an edit's or a rotation's old value) -> the value that
+    replaced it last, followed along later replacements; the newest replacement first."""
+    pairs: dict[str, str] = {}
+    for change in reversed(history if isinstance(history, Sequence) else ()):
+        detail = str(change.get("detail", "")) if change.get("kind") == "config" else ""
+        pair = (edit[1:] if (edit := parse_edit(detail)) else None) or parse_rotation(detail)
+        if pair and all(isinstance(literal(v), str) and v != "''" for v in pair) and pair[0] not in pairs:
+            pairs[pair[0]] = pair[1]
+    newest = {}
+    for old, new in pairs.items():  # v7 -> v8 and v8 -> v9: v7's successor is v9
+        seen = {old}
+        while new in pairs and new not in seen:
+            seen.add(new)
+            new = pairs[new]
+        if new != old:  # not a value changed and changed back
+            newest[old] = new
+    return newest
 
 
 def _read(tool: str, args: Mapping[str, Any], text: str, data: Any) -> dict[tuple[str, str | None], list[dict]]:

@@ -32,7 +32,7 @@ from __future__ import annotations
 import copy
 import json
 import numbers
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -47,6 +47,7 @@ from srezero.adapters.gym import IncidentEnv, _make_episode
 from srezero.sim import metrics
 from srezero.sim.components import SERVICE_KINDS
 from srezero.task.spec import TaskSpec, TopologySpec
+from srezero.tools.consoles import SCHEMA
 from srezero.tools.registry import load_tools
 from srezero.tools.write import SCALABLE
 
@@ -62,9 +63,15 @@ KEY_SERVICE_METRICS = ("error_rate", "latency_p99_ms", "request_rate")
 #: The log search every service gets: warnings and errors (a fixed pattern would be a guess at the answer).
 LOG_LEVEL = "warn"
 WAIT_SECONDS = (60, 300)
+#: The longest look-back get_changes takes, beside its default (72 h): an edit made a week before the
+#: page (a switched-off autovacuum whose bloat took days to bite) shows only here.
+CHANGES_WINDOW_H = load_tools()["get_changes"].schema["properties"]["window_h"]["maximum"]
 #: A claim's detail. The real detail (the bad value, the release, how a disk fails) has to be read from
 #: observations, so a fixed catalogue cannot hold it: characterization.detail is always "no" (D <= 0.875).
 DETAIL_PLACEHOLDER = ""
+
+#: Reads whose structured data the seen values are read from (the rest are read from their text).
+_DATA_READS = frozenset({"get_changes", "get_config"})
 
 #: Tools left out of the catalogue, and why: their arguments are values a fixed list cannot hold
 #: without guessing and that no observation lists as a row to pick (a test checks every declared tool
@@ -157,7 +164,8 @@ def _entries(node_slots: int) -> dict[str, list[dict[str, Any]]]:
         "get_traces": [{}, {"errors_only": True}, *({"service": s, "errors_only": True} for s in services)],
         "get_events": [{}, *({"entity": e} for e in (*services, *nodes))],
         "get_config": [{"service": s} for s in services],
-        "get_changes": [{}, *({"service": s} for s in services)],
+        "get_changes": [{}, *({"service": s} for s in services),
+                        {"window_h": CHANGES_WINDOW_H}, *({"service": s, "window_h": CHANGES_WINDOW_H} for s in services)],
         "node_diagnostics": [{"node": n, "check": c} for n in nodes for c in _enum("node_diagnostics", "check")],
         "wait": [{"seconds": s} for s in WAIT_SECONDS],
         "inspect_database": [{"view": v} for v in _enum("inspect_database", "view")],
@@ -166,8 +174,10 @@ def _entries(node_slots: int) -> dict[str, list[dict[str, Any]]]:
         "restart": [{"target": s} for s in services],
         "rollback": [{"service": s} for s in services],
         "scale": [{"service": s, "replicas": k} for s in SCALABLE for k in _bounds("scale", "replicas")],
-        "set_config": [{"service": s, "key": Seen("edit", r, "key", s), "value": Seen("edit", r, "old", s)}
-                       for s in services for r in range(RANKS["edit"])],
+        "set_config": [*({"service": s, "key": Seen("edit", r, "key", s), "value": Seen("edit", r, "old", s)}
+                         for s in services for r in range(RANKS["edit"])),
+                       *({"service": s, "key": Seen("stale", r, "key", s), "value": Seen("stale", r, "value", s)}
+                         for s in services for r in range(RANKS["stale"]))],
         "failover": [{}],
         "drain_node": [{"node": n} for n in nodes],
         "cordon_node": [*({"node": n} for n in nodes), *({"node": n, "uncordon": True} for n in nodes)],
@@ -182,11 +192,13 @@ def _entries(node_slots: int) -> dict[str, list[dict[str, Any]]]:
         "dead_letter_message": [{"message_id": Seen("message", r, "id")} for r in range(RANKS["message"])],
         "create_index": [{"table": Seen("slow_query", r, "table"), "column": Seen("slow_query", r, "column")}
                          for r in range(RANKS["slow_query"])],
-        "vacuum": [{}],
+        "vacuum": [{}, *({"table": t} for t in SCHEMA)],
         "renew_certificate": [{}],
         "purge_queue": [{"queue": q} for q in _enum("purge_queue", "queue")],
         "submit_diagnosis": [{"root_causes": []}, *(
             {"root_causes": [{"entity": e, "category": c, "detail": DETAIL_PLACEHOLDER}]}
+            for e in claims for c in _categories()), *(
+            {"root_causes": [Seen("claim", 0, "claim"), {"entity": e, "category": c, "detail": DETAIL_PLACEHOLDER}]}
             for e in claims for c in _categories())],
         "resolve": [{}],
     }
@@ -218,17 +230,20 @@ class DiscreteActions(gym.Wrapper, gym.utils.RecordConstructorArgs):
 
     **Actions.** ``Discrete(N)``: index ``i`` steps catalogue entry ``i``. Reads: alerts, topology,
     status (all and per service), key metrics per service and every node metric per node, warn-level
-    logs per service, traces, events, config and changes (all and per service/node), every
-    ``node_diagnostics`` check per node, ``wait`` 60 s/300 s, every database/cache/queue view. Writes:
-    restart and rollback per service, scale web_server/worker to every declared count (0-12),
-    failover, drain/cordon/uncordon and sync_clock per node, cleanup_disk per disk, vacuum,
-    renew_certificate, purge_queue; and, with values read off the agent's own observations
-    (:class:`~srezero.adapters._seen.Seen`), the revert of each of a service's 4 newest config edits
-    and a node's 2 newest sysctl edits, kill_process for a node's first 6 host processes in ``top``,
-    terminate_session for 2 blocking pids, drop_replication_slot for 3 slots, dead_letter_message
-    for 5 head messages and create_index for the 2 lookups slow-query log lines show most. Submits:
-    "no fault", one claim per (service or node) x category with an empty detail, and resolve. Tools
-    whose arguments cannot be listed or read off a listing are left out (:data:`EXCLUDED`). ``N`` is 220 + 37 per node slot: 405 with the default 5 slots.
+    logs per service, traces, events, config, changes (all and per service, over the default 72 h and
+    the longest 240 h), every ``node_diagnostics`` check per node, ``wait`` 60 s/300 s, every
+    database/cache/queue view. Writes: restart and rollback per service, scale web_server/worker to
+    every declared count (0-12), failover, drain/cordon/uncordon and sync_clock per node, cleanup_disk
+    per disk, vacuum (all tables or one), renew_certificate, purge_queue; and, with values read off the
+    agent's own observations (:class:`~srezero.adapters._seen.Seen`), the revert of each of a service's
+    4 newest config edits and a node's 2 newest sysctl edits, the newer value for 2 of a service's keys
+    that still hold one the history shows replaced (a rotated secret), kill_process for a node's first
+    6 host processes in ``top``, terminate_session for 2 blocking pids, drop_replication_slot for 3
+    slots, dead_letter_message for 5 head messages and create_index for the 2 lookups slow-query log
+    lines show most. Submits: "no fault", one claim per (service or node) x category with an empty
+    detail, the same claim added to the first claim of the agent's last submission (two causes), and
+    resolve. Tools whose arguments cannot be listed or read off a listing are left out
+    (:data:`EXCLUDED`). ``N`` is 293 + 45 per node slot: 518 with the default 5 slots.
     ``info["action_mask"]`` and ``action_masks()`` (int8, for ``action_space.sample(mask=...)`` and
     sb3-contrib's MaskablePPO) are 0 for a slot the seed's topology lacks (a 4-node seed) and for a
     value the agent has not been shown yet; stepping one is an invalid action (error observation,
@@ -270,12 +285,27 @@ class DiscreteActions(gym.Wrapper, gym.utils.RecordConstructorArgs):
         self._mask = np.ones(len(self.catalogue), dtype=np.int8)
         self._names: dict[NodeSlot | DiskSlot, tuple[str, bool]] = {}  # each slot's name this episode, at reset
         self._memory = Memory()  # the listings the agent's own reads showed, this episode
-        # entries without slots bind to themselves: built once, copied at each reset
-        self._unslotted = [None if _slotted(dict(e.args)) else copy.deepcopy(dict(e.args)) for e in self.catalogue]
-        self._seen_entries: dict[str, list[int]] = {}  # per listing kind, the entries whose values it binds
+        # Each entry's args with slots and seen values in place, built once; a reset puts this episode's
+        # names at the slots' places (new containers along the way: these are never changed).
+        self._base_calls = [{"tool": e.tool, "args": copy.deepcopy(dict(e.args))} for e in self.catalogue]
+        self._slot_places = [(i, places) for i, call in enumerate(self._base_calls)
+                             if (places := tuple(_places(call["args"], (NodeSlot, DiskSlot))))]
+        # Entries with seen values, grouped by which values they hold and where: the 88 added claims are one
+        # group. A read that changes a listing looks each of its groups' values up once and masks the group
+        # at once; an entry's call is only put together when it is stepped or shown (_call).
+        groups: dict[tuple[tuple[tuple[Any, ...], Seen], ...], list[int]] = {}
         for i, entry in enumerate(self.catalogue):
-            for kind in {v.kind for _, v in entry.args if isinstance(v, Seen)}:
-                self._seen_entries.setdefault(kind, []).append(i)
+            if places := tuple(_places(dict(entry.args), (Seen,))):
+                groups.setdefault(places, []).append(i)
+        self._groups = [(places, np.array(entries)) for places, entries in groups.items()]
+        self._group_of = np.full(len(self.catalogue), -1)
+        self._kind_groups: dict[str, list[int]] = {}
+        for g, (places, entries) in enumerate(self._groups):
+            self._group_of[entries] = g
+            for kind in {seen.kind for _, seen in places}:
+                self._kind_groups.setdefault(kind, []).append(g)
+        self._group_values: list[tuple[Any, ...]] = []  # per group, its values this episode (a Seen until shown)
+        self._slot_ok = np.ones(len(self.catalogue), dtype=np.int8)  # whether an entry's slots exist, at reset
 
     @property
     def _base(self) -> IncidentEnv:
@@ -303,10 +333,10 @@ class DiscreteActions(gym.Wrapper, gym.utils.RecordConstructorArgs):
         index = self._index(action)
         if self._calls is None:
             raise RuntimeError("call reset() before step(): node slots are bound to names at reset")
-        call = self._calls[index]
+        call = self._call(index)
         obs, reward, terminated, truncated, info = self.env.step(_sendable(call))
         if info.get("ok") and not info.get("invalid"):
-            data = orjson.loads(info["data"]) if call["tool"] == "get_changes" else None
+            data = orjson.loads(info["data"]) if call["tool"] in _DATA_READS else None
             for kind in self._memory.observe(call["tool"], call["args"], obs, data):
                 self._rebind_seen(kind)
         return obs, reward, terminated, truncated, {**info, "action_mask": self._mask.copy()}
@@ -317,7 +347,7 @@ class DiscreteActions(gym.Wrapper, gym.utils.RecordConstructorArgs):
         """Every action as the concrete call its index steps in this episode (``{"tool", "args"}``, copies)."""
         if self._calls is None:
             raise RuntimeError("call reset() first: node slots are bound to names at reset (see catalogue)")
-        return [copy.deepcopy(_sendable(call)) for call in self._calls]
+        return [copy.deepcopy(_sendable(self._call(i))) for i in range(len(self._calls))]
 
     def action_text(self, index: int) -> str:
         """Action ``index`` as a text call: concrete after reset, with slots such as ``<node 2>`` before
@@ -325,10 +355,12 @@ class DiscreteActions(gym.Wrapper, gym.utils.RecordConstructorArgs):
         i = self._index(index)
         if self._calls is None:
             return self.catalogue[i].text
-        return call_text(self._calls[i]["tool"], self._calls[i]["args"])
+        call = self._call(i)
+        return call_text(call["tool"], call["args"])
 
     def action_masks(self) -> np.ndarray:
-        """1 for every action whose slots exist in this episode's topology (int8; all 1 before reset)."""
+        """1 for every action whose slots exist in this episode's topology and whose seen values were shown
+        (int8; all 1 before reset)."""
         return self._mask.copy()
 
     # ------------------------------------------------------------------ binding
@@ -355,53 +387,79 @@ class DiscreteActions(gym.Wrapper, gym.utils.RecordConstructorArgs):
                 ok = k < len(nodes) and d < len(nodes[k][1])
                 self._names[DiskSlot(k, d)] = (nodes[k][1][d], True) if ok else (f"<no disk {d} of node {k}>", False)
         self._memory.clear()
-        bound = [((dict(fixed), True) if fixed is not None else self._bind(dict(entry.args)))
-                 for entry, fixed in zip(self.catalogue, self._unslotted)]
-        self._calls = [{"tool": entry.tool, "args": args} for entry, (args, _) in zip(self.catalogue, bound)]
-        self._mask = np.array([ok for _, ok in bound], dtype=np.int8)
+        self._calls = calls = list(self._base_calls)
+        self._slot_ok = np.ones(len(self.catalogue), dtype=np.int8)
+        names = self._names
+        for i, places in self._slot_places:
+            args = calls[i]["args"]
+            for path, slot in places:
+                name, exists = names[slot]
+                args = _replaced(args, path, name)
+                if not exists:
+                    self._slot_ok[i] = 0
+            calls[i] = {"tool": calls[i]["tool"], "args": args}
+        self._mask = np.where(self._group_of < 0, self._slot_ok, 0).astype(np.int8)  # nothing is seen yet
+        self._group_values = [tuple(seen for _, seen in places) for places, _ in self._groups]
 
     def _rebind_seen(self, kind: str) -> None:
-        """Rebind the entries that read a ``kind`` listing after a read changed what it shows."""
+        """Look up the values of the groups that read a ``kind`` listing, after a read changed what it shows."""
+        for g in self._kind_groups[kind]:
+            places, entries = self._groups[g]
+            values = []
+            for _, seen in places:
+                scope = self._names[seen.scope][0] if type(seen.scope) is NodeSlot else seen.scope
+                value = self._memory.value(seen, scope)
+                values.append(seen if value is None else value)
+            self._group_values[g] = tuple(values)
+            shown = not any(type(v) is Seen for v in values)
+            self._mask[entries] = self._slot_ok[entries] if shown else 0
+
+    def _call(self, index: int) -> dict[str, Any]:
+        """Entry ``index`` as this episode's concrete call: its slots bound at reset, its seen values
+        as last looked up (new containers along their paths, so a call once sent never changes)."""
         assert self._calls is not None
-        for i in self._seen_entries[kind]:
-            self._calls[i]["args"], self._mask[i] = self._bind(dict(self.catalogue[i].args))
-
-    def _bind(self, value: Any) -> tuple[Any, bool]:
-        """The concrete value and whether it exists in this episode. A value not yet seen stays a
-        :class:`Seen`, which the step leaves out, so the core refuses the call as missing an argument."""
-        kind = type(value)  # exact types: this runs for every slotted entry at every reset
-        if kind is NodeSlot or kind is DiskSlot:
-            return self._names[value]
-        if kind is Seen:
-            scope = self._names[value.scope][0] if type(value.scope) is NodeSlot else value.scope
-            seen = self._memory.value(value, scope)
-            return (value, False) if seen is None else (seen, True)
-        if kind is dict:
-            bound, ok = {}, True
-            for key, item in value.items():
-                bound[key], item_ok = self._bind(item)
-                ok = ok and item_ok
-            return bound, ok
-        if kind is list or kind is tuple:
-            pairs = [self._bind(v) for v in value]
-            return [v for v, _ in pairs], all(ok for _, ok in pairs)
-        return value, True
+        call, g = self._calls[index], self._group_of[index]
+        if g < 0:
+            return call
+        args = call["args"]
+        for (path, _), value in zip(self._groups[g][0], self._group_values[g]):
+            args = _replaced(args, path, value)
+        return {"tool": call["tool"], "args": args}
 
 
-def _slotted(value: Any) -> bool:
-    """Whether a value holds a node or disk slot or a seen value anywhere (claims hold node slots)."""
-    if isinstance(value, NodeSlot | DiskSlot | Seen):
-        return True
-    if isinstance(value, dict):
-        return any(_slotted(v) for v in value.values())
-    if isinstance(value, list | tuple):
-        return any(_slotted(v) for v in value)
-    return False
+def _places(value: Any, types: tuple[type, ...], path: tuple[Any, ...] = ()) -> Iterator[tuple[tuple[Any, ...], Any]]:
+    """Where the values of ``types`` in ``value`` sit (a path of keys and indices), and each one: the
+    slots a reset names, the seen values a read binds."""
+    if isinstance(value, types):
+        yield path, value
+    elif isinstance(value, dict):
+        for key, item in value.items():
+            yield from _places(item, types, (*path, key))
+    elif isinstance(value, list | tuple):
+        for index, item in enumerate(value):
+            yield from _places(item, types, (*path, index))
+
+
+def _replaced(container: Any, path: tuple[Any, ...], value: Any) -> Any:
+    """``container`` with ``value`` at ``path``: new dicts and lists along the path, the rest shared."""
+    if not path:
+        return value
+    head, rest = path[0], path[1:]
+    if isinstance(container, dict):
+        return {**container, head: _replaced(container[head], rest, value)}
+    items = list(container)
+    items[head] = _replaced(items[head], rest, value)
+    return items
+
+
+def _unseen(value: Any) -> bool:
+    """Whether a bound argument still holds a value not yet seen (itself, or a claim in its list)."""
+    return isinstance(value, Seen) or (type(value) is list and any(isinstance(v, Seen) for v in value))
 
 
 def _sendable(call: Mapping[str, Any]) -> dict[str, Any]:
     """A bound call as the core receives it: a value not yet seen is left out (a missing argument)."""
-    return {"tool": call["tool"], "args": {k: v for k, v in call["args"].items() if not isinstance(v, Seen)}}
+    return {"tool": call["tool"], "args": {k: v for k, v in call["args"].items() if not _unseen(v)}}
 
 
 def make_discrete_env(task: str | None = None, node_slots: int | None = None, **kwargs: Any) -> DiscreteActions:

@@ -47,18 +47,19 @@ MAKE_ID = f"srezero.adapters.gym_discrete:{ENV_ID}"
 ROOT = Path(__file__).resolve().parents[2]
 TASK_IDS = [t.id for t in srezero.list_tasks()]
 #: Per node slot: 10 node metrics, 4 diagnostics, events, drain, cordon, uncordon, sync_clock, 2 cleanups, 8 claims,
-#: 2 seen sysctl edits to revert and 6 seen host processes to kill.
-PER_NODE = 37
-#: Entries that name no node: reads, service writes, claims, and the seen edits, pids, slots and message ids.
-FIXED = 220
-#: Curated tasks whose oracle fix the catalogue holds on seed 0 (measured). The rest: a fix that is not a
-#: revert of a seen edit (inc-003's retries on this seed, inc-026's table vacuum, inc-030/034's rotated
-#: secrets, inc-039's raised limit), or two claims in one submission (inc-012, 031).
-NOT_EXPRESSIBLE = {"inc-003", "inc-012", "inc-026", "inc-030", "inc-031", "inc-034", "inc-039"}
+#: 8 claims added to a first one, 2 seen sysctl edits to revert and 6 seen host processes to kill.
+PER_NODE = 45
+#: Entries that name no node: reads, service writes, claims, and the seen edits, stale values, pids, slots and
+#: message ids.
+FIXED = 293
+#: Curated tasks whose oracle fix the catalogue holds on seed 0 (measured). The rest: a fix that is not
+#: one read off an observation (inc-003's retries set to 0 where this seed's history shows 1 -> 4;
+#: inc-039's raised limit).
+NOT_EXPRESSIBLE = {"inc-003", "inc-039"}
 EXPRESSIBLE = set(TASK_IDS) - NOT_EXPRESSIBLE
-#: Two causes: the single claim misses one, but the mapped fixes still mitigate.
-TWO_CAUSES = {"inc-012", "inc-031"}
 CONTROL = {"inc-011", "inc-044"}
+CATEGORIES = [c for c in load_tools()["submit_diagnosis"].schema["$defs"]["Claim"]["properties"]["category"]["enum"]
+              if c != "none"]
 
 
 def _env(task: str = "inc-002", seed: int = 1, **kwargs: Any) -> DiscreteActions:
@@ -68,7 +69,9 @@ def _env(task: str = "inc-002", seed: int = 1, **kwargs: Any) -> DiscreteActions
 
 
 def _has_seen(entry: Entry) -> bool:
-    return any(isinstance(v, Seen) for _, v in entry.args)
+    """Whether an entry holds a seen value, as an argument or (a claim) in one."""
+    return any(isinstance(v, Seen) or (isinstance(v, list) and any(isinstance(c, Seen) for c in v))
+               for _, v in entry.args)
 
 
 def _node_slots_of(entry: Entry) -> set[int]:
@@ -97,7 +100,7 @@ def test_the_space_is_discrete_over_the_catalogue_and_texts_parse_back() -> None
     _, info = env.reset()
     wrapper = env.get_wrapper_attr("catalogue")
     assert isinstance(env.action_space, gym.spaces.Discrete)
-    assert env.action_space.n == len(wrapper) == FIXED + PER_NODE * SEEDED_MAX_NODES == 405
+    assert env.action_space.n == len(wrapper) == FIXED + PER_NODE * SEEDED_MAX_NODES == 518
     actions = env.get_wrapper_attr("actions")
     assert len(actions) == env.action_space.n and actions[0] == {"tool": "get_alerts", "args": {}}
     assert actions[-1] == {"tool": "resolve", "args": {}}
@@ -304,7 +307,9 @@ def test_every_string_in_the_catalogue_is_public_vocabulary() -> None:
                     for d in range(DISKS_PER_NODE)}
         devices = {d for n in topo["nodes"].values() for d in n["disks"]}
         metric_names = {*metrics.SERVICE_BASE, *metrics.NODE_METRICS, *sum(metrics.SERVICE_EXTRA.values(), ())}
-        public = {*SERVICE_KINDS, *nodes, *devices, *missing, *enums, *metric_names, "", "warn"}
+        tables = env.unwrapped.episode.backend.call("inspect_database", {"view": "tables"}).text.splitlines()[2:]
+        public = {*SERVICE_KINDS, *nodes, *devices, *missing, *enums, *metric_names, "", "warn",
+                  *(row.split()[0] for row in tables)}  # the database's tables, as its tables view lists them
         strings = _strings([a["args"] for a in env.actions])
         assert strings <= public, (tid, strings - public)
         claimed = {c["entity"] for a in env.actions for c in a["args"].get("root_causes", ())}
@@ -358,7 +363,7 @@ def test_a_missing_node_slot_is_masked_and_an_invalid_step() -> None:
     env = _env("inc-001", seed=seed)
     masked = np.flatnonzero(env.action_masks() == 0)
     masked = np.array([i for i in masked if not _has_seen(env.catalogue[i])])  # unseen values are masked too
-    assert len(masked) == PER_NODE - RANKS["sysctl"] - RANKS["process"]
+    assert len(masked) == PER_NODE - RANKS["sysctl"] - RANKS["process"] - len(CATEGORIES)  # claims added
     obs, _, *_, info = env.step(int(masked[0]))
     assert info["invalid"] and "<no node 4>" in obs
     assert not set(env.action_space.sample(mask=env.action_masks()) for _ in range(200)) & set(masked.tolist())
@@ -408,13 +413,18 @@ def test_deepcopy_continues_like_the_original() -> None:
 
 # ---------------------------------------------------------------------- what the catalogue can solve
 #: The read an agent makes to see the value an observation-grounded write needs.
-GROUNDING = {"set_config": lambda a: ("get_changes", {"service": a["service"]}),
-             "set_sysctl": lambda a: ("get_changes", {}),
-             "kill_process": lambda a: ("node_diagnostics", {"node": a["node"], "check": "top"}),
-             "terminate_session": lambda a: ("inspect_database", {"view": "locks"}),
-             "drop_replication_slot": lambda a: ("inspect_database", {"view": "replication"}),
-             "dead_letter_message": lambda a: ("inspect_queue", {"view": "messages"}),
-             "create_index": lambda a: ("search_logs", {"service": "database", "level": "warn"})}
+#: For each write with seen values, the reads that can show them, tried in turn until the write is bound:
+#: a revert is read off the service's history (its default window, then the longest); a stale value off
+#: the full history and the service's config.
+GROUNDING = {"set_config": lambda a: [("get_changes", {"service": a["service"]}),
+                                      ("get_changes", {"service": a["service"], "window_h": 240}),
+                                      ("get_changes", {}), ("get_config", {"service": a["service"]})],
+             "set_sysctl": lambda a: [("get_changes", {})],
+             "kill_process": lambda a: [("node_diagnostics", {"node": a["node"], "check": "top"})],
+             "terminate_session": lambda a: [("inspect_database", {"view": "locks"})],
+             "drop_replication_slot": lambda a: [("inspect_database", {"view": "replication"})],
+             "dead_letter_message": lambda a: [("inspect_queue", {"view": "messages"})],
+             "create_index": lambda a: [("search_logs", {"service": "database", "level": "warn"})]}
 
 
 def _index_of(env: DiscreteActions, tool: str, args: dict[str, Any], near: bool) -> int | None:
@@ -433,43 +443,46 @@ def _index_of(env: DiscreteActions, tool: str, args: dict[str, Any], near: bool)
 
 
 def _play_mapped_oracle(env: DiscreteActions) -> tuple[dict[str, Any], bool]:
-    """The oracle plan played on the catalogue: writes and resolve exactly (a seen value after the read
-    that shows it), reads the same call or else the same tool on the same target, the diagnosis as one
-    claim on the coarsest name (a key's service, a disk's node, a replica's service) with the
-    placeholder detail. Returns the result and whether every write and the diagnosis had an index."""
+    """The oracle plan played on the catalogue: writes and resolve exactly (a seen value after the reads
+    that show it), reads the same call or else the same tool on the same target, the diagnosis on the
+    coarsest names (a key's service, a disk's node, a replica's service) with the placeholder detail,
+    a second cause as a claim added to the first submission. Returns the result and whether every write
+    and the diagnosis had an index."""
     tools = load_tools()
     topo = env.unwrapped.episode.backend.call("get_topology", {}).data
     service_of = {r: s for s, reps in topo["services"].items() for r in reps}
     complete, info = True, {}
     for step in env.unwrapped.episode.oracle_plan():
         tool, args = step["tool"], dict(step["args"])
+        calls = [args]
         if tool == "submit_diagnosis":
-            claims = args["root_causes"]
-            complete &= len(claims) <= 1
-            args = {"root_causes": [{"entity": service_of.get(c["entity"], re.split(r"[./:]", c["entity"])[0]),
-                                     "category": c["category"], "detail": ""} for c in claims[:1]]}
+            claims = [{"entity": service_of.get(c["entity"], re.split(r"[./:]", c["entity"])[0]),
+                       "category": c["category"], "detail": ""} for c in args["root_causes"]]
+            complete &= len(claims) <= 2
+            calls = [{"root_causes": claims[:k]} for k in range(1, len(claims[:2]) + 1)] or [{"root_causes": []}]
         elif tool == "resolve":
-            args = {}
-        index = _index_of(env, tool, args, near=tools[tool].kind == "read")
-        if index is None and tool in GROUNDING:
-            read = _index_of(env, *GROUNDING[tool](args), near=False)
-            assert read is not None, (tool, args)
-            env.step(read)
-            index = _index_of(env, tool, args, near=False)
-        if index is None:
-            complete &= tools[tool].kind == "read"
-            continue
-        *_, terminated, truncated, info = env.step(index)
-        if terminated or truncated:
-            break
+            calls = [{}]
+        for call in calls:
+            index = _index_of(env, tool, call, near=tools[tool].kind == "read")
+            for read in GROUNDING.get(tool, lambda a: [])(call):
+                if index is not None:
+                    break
+                env.step(_index_of(env, *read, near=False))
+                index = _index_of(env, tool, call, near=False)
+            if index is None:
+                complete &= tools[tool].kind == "read"
+                continue
+            *_, terminated, truncated, info = env.step(index)
+            if terminated or truncated:
+                return info["result"], complete
     return info["result"], complete
 
 
 def test_the_oracle_plan_maps_onto_the_catalogue_where_its_fix_is_expressible() -> None:
-    """Measured, not hoped: on seed 0, 46 of the 53 curated tasks have their fix in the catalogue, most
-    of them through a value read off an observation. Those are mitigated by the mapped oracle (controls
-    score 100; faulty tasks 85 at most: the placeholder detail fails one checklist question of eight);
-    on the rest, the mapped plan mitigates nothing but where one claim of two was enough to submit."""
+    """Measured, not hoped: on seed 0, 51 of the 53 curated tasks have their fix in the catalogue, most
+    of them through a value read off an observation (two-cause tasks through a claim added to the first).
+    Those are mitigated by the mapped oracle (controls score 100; faulty tasks 85 at most: the placeholder
+    detail fails one checklist question of eight); on the rest, the mapped plan mitigates nothing."""
     expressible = set()
     for tid in TASK_IDS:
         env = _env(tid, seed=0, reward="sparse")
@@ -483,7 +496,7 @@ def test_the_oracle_plan_maps_onto_the_catalogue_where_its_fix_is_expressible() 
             else:
                 assert result["diagnosis"]["score"] == 0.875 and 75.0 <= result["marks"] <= 85.0, tid
         else:
-            assert result["mitigated"] == (tid in TWO_CAUSES), tid
+            assert not result["mitigated"], tid
     assert expressible == EXPRESSIBLE
 
 
@@ -497,7 +510,7 @@ def test_the_docs_quote_the_measured_sizes_and_their_snippet_runs() -> None:
     assert snippet, "docs/integrations.md: the discrete env's snippet is gone"
     namespace: dict[str, Any] = {}
     exec(compile(snippet.group(1), "integrations.md", "exec"), namespace)
-    assert namespace["env"].action_space.n == 405 and namespace["info"]["step"] == 1
+    assert namespace["env"].action_space.n == 518 and namespace["info"]["step"] == 1
 
 
 # ---------------------------------------------------------------------- values read off observations
@@ -511,19 +524,31 @@ def _shown(value: Any) -> str:
     return "''" if value == "" else str(value)
 
 
-@pytest.mark.parametrize("task", ["inc-013", "inc-014", "inc-024", "inc-025", "inc-032", "inc-037", "inc-053"])
+#: The reads whose listings bind seen values (the rest of the reads show none).
+_LISTINGS = {"get_changes", "get_config", "node_diagnostics", "inspect_database", "inspect_queue", "search_logs"}
+
+
+def _claim_added(entry: Entry) -> bool:
+    return entry.tool == "submit_diagnosis" and _has_seen(entry)
+
+
+@pytest.mark.parametrize("task", ["inc-013", "inc-014", "inc-024", "inc-025", "inc-030", "inc-032", "inc-034",
+                                  "inc-037", "inc-053"])
 def test_a_seen_value_is_one_the_agent_was_shown(task: str) -> None:
-    """Random masked play weighted to reads: after every step, every bound seen value appears in the
-    text of an observation this episode returned, and the wrapper never asked the world for it."""
+    """Random masked play weighted to the reads that list values: after every step, every bound seen
+    value appears in the text of an observation this episode returned, and the wrapper never asked the
+    world for it. (A claim added to the last submission is the agent's own: tested below.)"""
     env = _env(task, seed=3)
-    seen = [i for i, e in enumerate(env.catalogue) if _has_seen(e)]
+    seen = [i for i, e in enumerate(env.catalogue) if _has_seen(e) and not _claim_added(e)]
     reads = [i for i, e in enumerate(env.catalogue) if load_tools()[e.tool].kind == "read"]
+    listings = [i for i in reads if env.catalogue[i].tool in _LISTINGS]
     rng = np.random.default_rng(11)
     texts, bound_any = [], False
     for _ in range(60):
         mask = env.action_masks()
         pool = np.flatnonzero(mask[seen]) if rng.random() < 0.2 else []
-        i = int(np.asarray(seen)[rng.choice(pool)]) if len(pool) else int(rng.choice(reads))
+        i = int(np.asarray(seen)[rng.choice(pool)]) if len(pool) else int(rng.choice(
+            listings if rng.random() < 0.5 else reads))
         obs, _, terminated, truncated, _ = env.step(i)
         texts.append(obs)
         if terminated or truncated:
@@ -544,6 +569,51 @@ def test_an_unseen_value_is_masked_and_stepping_it_is_an_invalid_action() -> Non
     obs, _, _, _, info = env.step(i)
     assert info["invalid"] and "key: required argument is missing" in obs
     assert not env.action_masks()[i], "a refused call shows nothing"
+
+
+def _claim_text(entity: str, category: str) -> str:
+    return f'{{"entity": "{entity}", "category": "{category}", "detail": ""}}'
+
+
+def test_a_second_claim_is_added_to_the_first_of_the_last_submission() -> None:
+    """inc-012 has two causes. Before any submission the added claims are masked and stepping one is
+    invalid; after one, each adds its claim to the submitted one, and the episode keeps both."""
+    env = _env("inc-012", seed=0)
+    added = [i for i, e in enumerate(env.catalogue) if _claim_added(e)]
+    assert len(added) == len(CATEGORIES) * (len(SERVICE_KINDS) + SEEDED_MAX_NODES)
+    assert not env.action_masks()[added].any()
+    obs, *_, info = env.step(added[0])
+    assert info["invalid"] and "root_causes: required argument is missing" in obs
+    first = _claim_text("load_balancer", "misconfiguration")
+    *_, info = env.step(_index(env, f"submit_diagnosis(root_causes=[{first}])"))
+    assert not info["invalid"] and env.action_masks()[added].all()
+    both = f"submit_diagnosis(root_causes=[{first}, {_claim_text('worker', 'code_defect')}])"
+    assert both in {env.action_text(i) for i in added}
+    *_, info = env.step(_index(env, both))
+    assert not info["invalid"]
+    assert [(c["entity"], c["category"]) for c in env.unwrapped.episode.st.claims] == [
+        ("load_balancer", "misconfiguration"), ("worker", "code_defect")]
+    # the first claim stays the first: adding again replaces the second
+    again = f"submit_diagnosis(root_causes=[{first}, {_claim_text('worker', 'capacity')}])"
+    assert again in {env.action_text(i) for i in added}
+    env.reset(seed=0)
+    assert not env.action_masks()[added].any(), "a reset forgets the submission"
+
+
+def test_a_stale_value_is_set_to_the_one_that_replaced_it() -> None:
+    """inc-030: the database password rotated and the sync missed the worker. The full history shows
+    the rotation, the worker's config the old version; the entry sets the new one, and that mitigates."""
+    env = _env("inc-030", seed=0)
+    stale = [i for i, e in enumerate(env.catalogue) if e.tool == "set_config" and "stale" in str(dict(e.args)["key"])]
+    env.step(_index(env, "get_changes()"))
+    assert not env.action_masks()[stale].any(), "the history alone names no key"
+    env.step(_index(env, 'get_config(service="worker")'))
+    bound = [env.action_text(i) for i in stale if env.action_masks()[i]]
+    assert bound == ['set_config(service="worker", key="env.CREDENTIALS_VERSION", value="v8")']
+    env.step(_index(env, bound[0]))
+    env.step(_index(env, "wait(seconds=300)"))
+    *_, info = env.step(_index(env, "resolve()"))
+    assert info["result"]["mitigated"] and info["result"]["wrong_fixes"] == 0
 
 
 def test_a_read_binds_the_revert_of_the_edit_it_listed() -> None:

@@ -113,3 +113,36 @@ def test_slow_query_lines_bind_their_lookups_most_frequent_first() -> None:
     assert memory.value(Seen("slow_query", 0, "table"), None) == "orders"
     memory.observe("search_logs", {"service": "database", "pattern": "x"}, "no log lines matching 'x'", None)
     assert memory.value(Seen("slow_query", 0, "table"), None) is None
+
+
+def test_a_key_still_holding_a_replaced_value_binds_the_newest_replacement() -> None:
+    """A rotated secret followed along later rotations; numbers and a value changed back never count."""
+    history = [
+        _change("database", "rotated password for role app (secret app-db-credentials v7 -> v8)"),
+        _change("web_server", "env.CREDENTIALS_VERSION: v7 -> v8 (secret sync)"),
+        _change("database", "rotated password for role app (secret app-db-credentials v8 -> v9)"),
+        _change("cache", "auth_secret: cache-auth-v2 -> cache-auth-v3 (cleanup)"),
+        _change("cache", "log_level: info -> debug (tuning)"),
+        _change("cache", "log_level: debug -> info (tuning)"),
+        _change("web_server", "workers: 22 -> 16 (right-sizing)"),
+    ]
+    config = {"concurrency": 22, "env.CREDENTIALS_VERSION": "v7", "log_level": "info", "cache_secret": "cache-auth-v2"}
+    memory = Memory()
+    assert not memory.observe("get_config", {"service": "worker"}, "", config), "no history read yet"
+    assert memory.observe("get_changes", {}, "", history) >= {"stale"}
+    rows = [(memory.value(Seen("stale", r, "key"), "worker"), memory.value(Seen("stale", r, "value"), "worker"))
+            for r in range(3)]
+    assert rows == [("cache_secret", "cache-auth-v3"), ("env.CREDENTIALS_VERSION", "v9"), (None, None)]
+    memory.observe("get_config", {"service": "worker"}, "", {**config, "env.CREDENTIALS_VERSION": "v9",
+                                                             "cache_secret": "cache-auth-v3"})
+    assert memory.value(Seen("stale", 0, "key"), "worker") is None, "the latest config holds nothing stale"
+
+
+def test_the_last_accepted_submission_binds_its_claims() -> None:
+    memory = Memory()
+    claim = {"entity": "worker", "category": "code_defect", "detail": ""}
+    assert memory.observe("submit_diagnosis", {"root_causes": [claim]}, "diagnosis recorded", None) == {"claim"}
+    bound = memory.value(Seen("claim", 0, "claim"), None)
+    assert bound == claim and bound is not claim, "a copy: the agent's later edits to its own dict change nothing"
+    memory.observe("submit_diagnosis", {"root_causes": []}, "diagnosis recorded", None)
+    assert memory.value(Seen("claim", 0, "claim"), None) is None, "no fault: nothing to add to"
