@@ -113,7 +113,6 @@ class Memory:
         self.rows.update(found)
         return changed
 
-
     def _stale(self, service: str) -> list[dict[str, Any]]:
         """``service``'s keys that still hold a replaced value, the newest replacement first."""
         order = {old: i for i, old in enumerate(self.replaced)}
