@@ -294,8 +294,8 @@ class DiscreteActions(gym.Wrapper, gym.utils.RecordConstructorArgs):
         # group. A read that changes a listing looks each of its groups' values up once and masks the group
         # at once; an entry's call is only put together when it is stepped or shown (_call).
         groups: dict[tuple[tuple[tuple[Any, ...], Seen], ...], list[int]] = {}
-        for i, entry in enumerate(self.catalogue):
-            if places := tuple(_places(dict(entry.args), (Seen,))):
+        for i, call in enumerate(self._base_calls):
+            if places := tuple(_places(call["args"], (Seen,))):
                 groups.setdefault(places, []).append(i)
         self._groups = [(places, np.array(entries)) for places, entries in groups.items()]
         self._group_of = np.full(len(self.catalogue), -1)
@@ -334,7 +334,7 @@ class DiscreteActions(gym.Wrapper, gym.utils.RecordConstructorArgs):
         if self._calls is None:
             raise RuntimeError("call reset() before step(): node slots are bound to names at reset")
         call = self._call(index)
-        obs, reward, terminated, truncated, info = self.env.step(_sendable(call))
+        obs, reward, terminated, truncated, info = self.env.step(call)
         if info.get("ok") and not info.get("invalid"):
             data = orjson.loads(info["data"]) if call["tool"] in _DATA_READS else None
             for kind in self._memory.observe(call["tool"], call["args"], obs, data):
@@ -347,7 +347,7 @@ class DiscreteActions(gym.Wrapper, gym.utils.RecordConstructorArgs):
         """Every action as the concrete call its index steps in this episode (``{"tool", "args"}``, copies)."""
         if self._calls is None:
             raise RuntimeError("call reset() first: node slots are bound to names at reset (see catalogue)")
-        return [copy.deepcopy(_sendable(self._call(i))) for i in range(len(self._calls))]
+        return [copy.deepcopy(self._call(i)) for i in range(len(self._calls))]
 
     def action_text(self, index: int) -> str:
         """Action ``index`` as a text call: concrete after reset, with slots such as ``<node 2>`` before
@@ -355,7 +355,7 @@ class DiscreteActions(gym.Wrapper, gym.utils.RecordConstructorArgs):
         i = self._index(index)
         if self._calls is None:
             return self.catalogue[i].text
-        call = self._call(i)
+        call = self._call(i, shown=True)
         return call_text(call["tool"], call["args"])
 
     def action_masks(self) -> np.ndarray:
@@ -414,16 +414,21 @@ class DiscreteActions(gym.Wrapper, gym.utils.RecordConstructorArgs):
             shown = not any(type(v) is Seen for v in values)
             self._mask[entries] = self._slot_ok[entries] if shown else 0
 
-    def _call(self, index: int) -> dict[str, Any]:
+    def _call(self, index: int, shown: bool = False) -> dict[str, Any]:
         """Entry ``index`` as this episode's concrete call: its slots bound at reset, its seen values
-        as last looked up (new containers along their paths, so a call once sent never changes)."""
+        as last looked up (new containers along their paths, so a call once sent never changes). An
+        argument holding a value not yet seen is left out, so the core refuses the call as missing it;
+        with ``shown`` it stays, as its :class:`Seen`, for the text."""
         assert self._calls is not None
         call, g = self._calls[index], self._group_of[index]
         if g < 0:
             return call
-        args = call["args"]
-        for (path, _), value in zip(self._groups[g][0], self._group_values[g]):
-            args = _replaced(args, path, value)
+        bound = list(zip(self._groups[g][0], self._group_values[g]))
+        missing = set() if shown else {path[0] for (path, _), value in bound if type(value) is Seen}
+        args = {k: v for k, v in call["args"].items() if k not in missing}
+        for (path, _), value in bound:
+            if path[0] not in missing:
+                args = _replaced(args, path, value)
         return {"tool": call["tool"], "args": args}
 
 
@@ -450,16 +455,6 @@ def _replaced(container: Any, path: tuple[Any, ...], value: Any) -> Any:
     items = list(container)
     items[head] = _replaced(items[head], rest, value)
     return items
-
-
-def _unseen(value: Any) -> bool:
-    """Whether a bound argument still holds a value not yet seen (itself, or a claim in its list)."""
-    return isinstance(value, Seen) or (type(value) is list and any(isinstance(v, Seen) for v in value))
-
-
-def _sendable(call: Mapping[str, Any]) -> dict[str, Any]:
-    """A bound call as the core receives it: a value not yet seen is left out (a missing argument)."""
-    return {"tool": call["tool"], "args": {k: v for k, v in call["args"].items() if not _unseen(v)}}
 
 
 def make_discrete_env(task: str | None = None, node_slots: int | None = None, **kwargs: Any) -> DiscreteActions:
