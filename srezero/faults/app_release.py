@@ -99,7 +99,7 @@ class StaleCredential(Declared):
             for rep in w.services[name].replicas:  # the synced secret is reloaded by the running pods
                 rep.cred = self.new
             changes.record(w, rotated + 40.0 + 20.0 * i, name, "config",
-                           f"env.CREDENTIALS_VERSION: {self.old} -> {self.new} (secret sync)", "deploy-bot")
+                           changes.secret_sync("env.CREDENTIALS_VERSION", self.old, self.new), "deploy-bot")
 
     def subs(self, w: World) -> dict[str, str]:
         return {"old": esc(self.old)}

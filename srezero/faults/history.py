@@ -186,11 +186,11 @@ def rotation(w: World, rng: Stream, when: float) -> Callable[[], None]:
                            noise=True)
             for i, name in enumerate(consumers):
                 changes.record(w, when + 40.0 + 20.0 * i, name, "config",
-                               f"env.CREDENTIALS_VERSION: {old} -> {new} (secret sync)", "deploy-bot", noise=True)
+                               changes.secret_sync("env.CREDENTIALS_VERSION", old, new), "deploy-bot", noise=True)
         else:
             changes.record(w, when, "cache", "config", changes.edit_line(w, "auth_secret", old, new), author,
                            noise=True)
-            changes.record(w, when + 60.0, "web_server", "config", f"cache_auth_secret: {old} -> {new} (secret sync)",
+            changes.record(w, when + 60.0, "web_server", "config", changes.secret_sync("cache_auth_secret", old, new),
                            "deploy-bot", noise=True)
 
     return write

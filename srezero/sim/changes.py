@@ -114,6 +114,11 @@ def rotation(secret: str, old: str, new: str) -> str:
     return f"rotated password for role app (secret {secret} {old} -> {new})"
 
 
+def secret_sync(key: str, old: str, new: str) -> str:
+    """How the deploy bot's edit of a client's secret reads after a rotation (an edit with a fixed reason)."""
+    return f"{edit(key, old, new)} (secret sync)"
+
+
 _ROTATION = re.compile(r"^rotated password for role \S+ \(secret \S+ (?P<old>\S+) -> (?P<new>\S+)\)$")
 
 
