@@ -283,6 +283,38 @@ def _revert_key(service: str, key: str, category: str, detail: str, fallback: An
     return handler
 
 
+def _revert_harmful(settings: tuple[tuple[str, str, int], ...], category: str, symptom: str,
+                    otherwise: Handler | None = None) -> Handler:
+    """A symptom several settings can cause: undo whichever the history changed last in the harmful
+    direction (``+1``: raising it hurts, ``-1``: lowering it does); else ``otherwise``, else blame the
+    first setting without a fix. A change the other way (more connections allowed) is no suspect."""
+
+    def handler(agent: RunbookAgent, svc: str, replica: str, m: re.Match[str]) -> Script:
+        changes = yield from agent.history()
+        for change in reversed(changes):
+            for service, key, harmful in settings:
+                if change.service == service and key in change.edits:
+                    old, new = change.edits[key]
+                    if _direction(old, new) == harmful:
+                        yield from agent.config(service)  # confirm the live value before changing it
+                        return Finding(f"{service}.{key}", category, f"{symptom}: {key} changed from {old} to {new}",
+                                       [call("set_config", service=service, key=key, value=old)])
+        if otherwise is not None:
+            return (yield from otherwise(agent, svc, replica, m))
+        service, key, _ = settings[0]
+        return Finding(f"{service}.{key}", category, symptom)
+
+    return handler
+
+
+def _direction(old: str, new: str) -> int:
+    try:
+        a, b = float(old), float(new)
+    except ValueError:
+        return 0
+    return (b > a) - (b < a)
+
+
 def _lock_holder(agent: RunbookAgent, svc: str, replica: str, m: re.Match[str]) -> Script:
     yield from ()
     return Finding("database", "code_defect", f"session {m.group(1)} holds a lock everyone waits on",
@@ -322,7 +354,9 @@ SIGNATURES: tuple[Signature, ...] = tuple(Signature(n, re.compile(p), h) for n, 
     ("disk_io", r"could not read block \d+ .*Input/output error", _disk_io),
     ("root_full", r"write /tmp/\S+: no space left on device", _disk_full(root=True)),
     ("disk_full", r"No space left on device", _disk_full(root=False)),
-    ("too_many_clients", r"too many clients already", _db_max_connections),
+    ("too_many_clients", r"too many clients already",
+     _revert_harmful((("web_server", "db_pool_size", +1), ("database", "max_connections", -1)), "misconfiguration",
+                     "the database refuses clients beyond max_connections", _db_max_connections)),
     ("statement_timeout", r"canceling statement due to statement timeout",
      _diagnose_only("database", "capacity", "queries exceed the statement timeout: the database is overloaded")),
     ("lock_holder", r"waiting for ShareLock .* holding the lock: (\d+)", _lock_holder),
@@ -353,8 +387,16 @@ SIGNATURES: tuple[Signature, ...] = tuple(Signature(n, re.compile(p), h) for n, 
     ("conntrack", r"dial tcp: connect: connection timed out",
      _diagnose_only("{node}", "network", "connections time out: conntrack table full")),
     ("packet_loss", r"i/o timeout after retransmissions", _diagnose_only("{node}", "network", "packet loss")),
-    ("overload", r"worker pool saturated", _diagnose_only("web_server", "capacity", "web tier saturated",
-                                                          call("scale", service="web_server", replicas=6))),
+    ("overload", r"worker pool saturated",
+     _revert_harmful((("web_server", "workers", -1), ("web_server", "cpu_limit", -1)), "misconfiguration",
+                     "the web tier sheds requests", _diagnose_only("web_server", "capacity", "web tier saturated",
+                                                                   call("scale", service="web_server", replicas=6)))),
+    ("duplicate_delivery", r"already processed by another consumer",
+     _revert_harmful((("message_queue", "visibility_timeout_s", -1),), "misconfiguration",
+                     "jobs are redelivered while they still run")),
+    ("idle_timeout", r"exceeded upstream idle timeout",
+     _revert_harmful((("load_balancer", "idle_timeout_s", -1),), "misconfiguration",
+                     "the balancer cuts slow requests at its idle timeout")),
     ("poison", r"(?:job|message) (\w+) (?:failed: ValueError|on queue 'jobs' redelivered)", _poison),
     ("no_upstream", r"no live upstreams", _follow("web_server")),
     ("upstream_timeout", r"upstream timed out", _follow("web_server")),
