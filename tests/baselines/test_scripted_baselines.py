@@ -165,3 +165,36 @@ def test_replay_of_a_run_directory_matches_episodes(tmp_path):
             a = orjson.loads((src / "episodes" / "runbook" / tid / f"seed-{seed:04d}.json").read_bytes())
             b = orjson.loads((out / "episodes" / "replay" / tid / f"seed-{seed:04d}.json").read_bytes())
             assert a["result"] == b["result"] and a["trajectory"] == b["trajectory"]
+
+
+def _handled(signature: str, edits: list[tuple[str, str, str, str]]) -> Any:
+    """The Finding a runbook signature's handler returns when the history holds ``edits`` (oldest first:
+    service, key, old, new) and the configs are already read (so it needs no further observation)."""
+    from baselines import runbook
+    from baselines._observe import Change, View
+
+    agent = runbook.RunbookAgent()
+    agent.view = View(changes=[Change("", svc, "config", f"{key}: {old} -> {new}", {key: (old, new)})
+                               for svc, key, old, new in edits],
+                      configs={s: {} for s in ("web_server", "database", "load_balancer", "message_queue")})
+    sig = next(s for s in runbook.SIGNATURES if s.name == signature)
+    script = sig.handler(agent, "database", "db-x", sig.pattern.search("FATAL:  sorry, too many clients already"
+                                                                      " worker pool saturated (8 busy)"))
+    with pytest.raises(StopIteration) as done:
+        next(script)
+    return done.value.value
+
+
+def test_runbook_reverts_the_setting_last_changed_in_the_harmful_direction():
+    """"Too many clients" follows a larger web pool or a smaller max_connections: a later raise of
+    max_connections is no suspect, so the pool change is undone; a later cut of it is."""
+    pool_raised = ("web_server", "db_pool_size", "12", "220")
+    finding = _handled("too_many_clients", [pool_raised, ("database", "max_connections", "430", "550")])
+    assert finding.entity == "web_server.db_pool_size" and "220" in finding.detail
+    assert finding.fixes == [{"tool": "set_config", "args": {"service": "web_server", "key": "db_pool_size",
+                                                             "value": "12"}}]
+    finding = _handled("too_many_clients", [pool_raised, ("database", "max_connections", "550", "40")])
+    assert finding.entity == "database.max_connections" and finding.fixes[0]["args"]["value"] == "550"
+    # load shedding with no harmful change in the history falls back to scaling out
+    finding = _handled("overload", [("web_server", "workers", "8", "24")])
+    assert finding.category == "capacity" and finding.fixes[0]["tool"] == "scale"
