@@ -98,6 +98,17 @@ def bench_full(n: int, workers: int, specs: dict[str, Any]) -> dict[str, Any]:
             "episodes_per_s": round(total / wall, 1), "cpu_ms_per_episode": round(cpu / total * 1000, 2)}
 
 
+def _sizes(ap: argparse.ArgumentParser, flag: str, text: str) -> list[int]:
+    """Comma-separated positive episode counts ('' for none)."""
+    try:
+        sizes = [int(n) for n in text.split(",") if n.strip()]
+    except ValueError:
+        ap.error(f"{flag}: {text!r} is not a comma-separated list of episode counts")
+    if any(n < 1 for n in sizes):
+        ap.error(f"{flag}: episode counts must be at least 1 (pass '' to skip)")
+    return sizes
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--workers", type=int, default=os.cpu_count() or 1)
@@ -105,11 +116,12 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--full-sizes", default="1000", help="episode counts with real episodes ('' to skip)")
     ap.add_argument("--json", action="store_true")
     args = ap.parse_args(argv)
+    sizes, full_sizes = _sizes(ap, "--sizes", args.sizes), _sizes(ap, "--full-sizes", args.full_sizes)
     specs = _specs()
     report: dict[str, Any] = {"workers": args.workers, "tasks": len(specs), "agents": list(DEFAULT_SWEEP)}
     report["default"] = bench_default(args.workers, specs)
-    report["overhead"] = [bench_overhead(int(n), args.workers, specs) for n in args.sizes.split(",") if n]
-    report["full"] = [bench_full(int(n), args.workers, specs) for n in args.full_sizes.split(",") if n]
+    report["overhead"] = [bench_overhead(n, args.workers, specs) for n in sizes]
+    report["full"] = [bench_full(n, args.workers, specs) for n in full_sizes]
     if args.json:
         print(json.dumps(report, indent=2))
         return 0
