@@ -264,10 +264,11 @@ def _db_refused(agent: RunbookAgent, svc: str, replica: str, m: re.Match[str]) -
 
 
 def _db_max_connections(agent: RunbookAgent, svc: str, replica: str, m: re.Match[str]) -> Script:
+    """No change in the history explains "too many clients" (a cut the ``too_many_clients`` row reverts
+    first; a raise is no suspect): allow four times the connections."""
     cfg = yield from agent.config("database")
     current = cfg.get("max_connections")
-    fallback = int(current) * 4 if isinstance(current, int | float) and current else 500
-    value = yield from agent.revert("database", "max_connections", fallback)
+    value = int(current) * 4 if isinstance(current, int | float) and current else 500
     return Finding("database.max_connections", "misconfiguration", f"max_connections={current} is too low",
                    [call("set_config", service="database", key="max_connections", value=value)])
 

@@ -195,6 +195,9 @@ def test_runbook_reverts_the_setting_last_changed_in_the_harmful_direction():
                                                              "value": "12"}}]
     finding = _handled("too_many_clients", [pool_raised, ("database", "max_connections", "550", "40")])
     assert finding.entity == "database.max_connections" and finding.fixes[0]["args"]["value"] == "550"
+    # with only a raise in the history nothing is reverted: the limit goes up (500 with no live value read)
+    finding = _handled("too_many_clients", [("database", "max_connections", "430", "550")])
+    assert finding.fixes[0]["args"] == {"service": "database", "key": "max_connections", "value": 500}
     # load shedding with no harmful change in the history falls back to scaling out
     finding = _handled("overload", [("web_server", "workers", "8", "24")])
     assert finding.category == "capacity" and finding.fixes[0]["tool"] == "scale"
