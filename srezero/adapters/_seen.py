@@ -17,7 +17,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from srezero.sim.changes import parse_edit, parse_rotation
+from srezero.sim.changes import EMPTY, parse_edit, parse_rotation
 from srezero.sim.components import SERVICE_KINDS
 
 #: How many rows of each listing the catalogue reaches, and what one row holds. Edits are ranked newest
@@ -52,7 +52,7 @@ class Seen:
 def literal(text: str) -> Any:
     """A value as the history prints it, back to what an agent would type: ``''`` is empty, ``True``
     and numbers are typed, anything else (a path, a URL, a port range) stays text."""
-    if text == "''":
+    if text == EMPTY:
         return ""
     if text in ("True", "False"):
         return text == "True"
@@ -128,7 +128,7 @@ def _replacements(history: Any) -> dict[str, str]:
     for change in reversed(history if isinstance(history, Sequence) else ()):
         detail = str(change.get("detail", "")) if change.get("kind") == "config" else ""
         pair = (edit[1:] if (edit := parse_edit(detail)) else None) or parse_rotation(detail)
-        if pair and all(isinstance(literal(v), str) and v != "''" for v in pair) and pair[0] not in pairs:
+        if pair and all(isinstance(literal(v), str) and v != EMPTY for v in pair) and pair[0] not in pairs:
             pairs[pair[0]] = pair[1]
     newest = {}
     for old, new in pairs.items():  # v7 -> v8 and v8 -> v9: v7's successor is v9

@@ -88,11 +88,14 @@ def migration_id(w: World) -> str:
     return f"{w.migration_seq:03d}"
 
 
+#: How the history writes an empty value, as the config tools show it, so an emptied setting is visible.
+EMPTY = "''"
+
+
 def edit(key: str, old: object, new: object) -> str:
-    """How a config edit reads in the history, for faults and noise alike: ``key: old -> new``. An
-    empty value is written ``''`` as the config tools show it, so an emptied setting is visible."""
-    empty = "''"
-    return f"{key}: {old if old != '' else empty} -> {new if new != '' else empty}"
+    """How a config edit reads in the history, for faults and noise alike: ``key: old -> new`` (an empty
+    value as :data:`EMPTY`)."""
+    return f"{key}: {old if old != '' else EMPTY} -> {new if new != '' else EMPTY}"
 
 
 #: An edit as :func:`edit` and :func:`edit_line` write it, with the reason optional. A key is anything up to
