@@ -29,6 +29,7 @@ from typing import Any
 
 import srezero
 from srezero.agents.runner import run_episode
+from srezero.episode import Briefing
 
 Action = dict[str, Any]
 HARDWARE = "sector errors / ecc / thermal / power / NotReady / fail-slow slow disk latency"
@@ -43,14 +44,12 @@ def _call(tool: str, **args: Any) -> Action:
 class _Scripted:
     """An agent whose plan is a generator that sees the last observation in ``self.last``."""
 
-    def reset(self, briefing: Any, seed: int, tool_specs: Any) -> None:
-        self.page = str(getattr(briefing, "page", "") or "")
+    def reset(self, briefing: Briefing, seed: int, tool_specs: Any) -> None:
+        self.page = briefing.page
         self.last: Any = None
         self.plan = self.script()
 
     def act(self, obs: Any) -> Action:
-        if self.last is None and not self.page:
-            self.page = obs.text.splitlines()[0]
         self.last = obs
         return next(self.plan, _call("resolve"))
 
