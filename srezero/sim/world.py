@@ -118,6 +118,7 @@ class World:
         self._dmesg_last: dict[tuple[str, str], int] = {}
         self.cause_hist: dict[str, list[tuple[int, dict[str, float], float]]] = {}
         self.log_cache: dict[tuple[str, int], list[tuple[float, str, str]]] = {}
+        self.log_mix: dict[str, tuple[int, int]] = {}  # per replica: its log randomness key's fixed parts
         self._stamps: dict[int, str] = {}
         self.destroyed: list[str] = []  # destructive consequences of writes, in words
         self.collateral_errors = 0.0  # requests failed by the agent's own actions

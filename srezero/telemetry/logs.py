@@ -10,6 +10,7 @@ would print.
 
 from __future__ import annotations
 
+import functools
 import re
 from typing import TYPE_CHECKING
 
@@ -121,26 +122,37 @@ EXCEPTIONS = ("KeyError: 'currency'", "TypeError: unsupported operand type(s) fo
               "AttributeError: 'NoneType' object has no attribute 'id'")
 
 
+@functools.cache
+def _units() -> list[float]:
+    """The shared noise table's normals folded into [0, 1), as Python floats (numpy scalar arithmetic
+    is several times slower): what a render draw returns."""
+    return [(x % 1.0 + 1.0) % 1.0 for x in noise_table()[1]]
+
+
+_MIX = 1_000_003
+_MASK = 0xFFFFFFFF
+
+
 class _Rand:
     """Cheap deterministic randomness for rendering: the shared noise table indexed by a running key
-    that starts from the world's own offset into it."""
+    that starts from the world's own offset into it, mixed with ``parts``."""
 
     __slots__ = ("key", "table")
 
     def __init__(self, w: World, *parts: int) -> None:
-        self.table = noise_table()[1]  # Python floats: numpy scalar arithmetic is several times slower
+        self.table = _units()
         k = w.noise_offset
         for p in parts:
-            k = (k * 1_000_003 + p) & 0xFFFFFFFF
+            k = (k * _MIX + p) & _MASK
         self.key = k
 
     def u(self) -> float:
         self.key = (self.key * 1_103_515_245 + 12_345) & 0x7FFFFFFF
-        x = self.table[self.key % 4099]  # NOISE_TABLE_SIZE, as a literal in this hot loop
-        return (x % 1.0 + 1.0) % 1.0
+        return self.table[self.key % 4099]  # NOISE_TABLE_SIZE, as a literal in this hot loop
 
     def int(self, lo: int, hi: int) -> int:
-        return lo + int(self.u() * (hi - lo))
+        self.key = key = (self.key * 1_103_515_245 + 12_345) & 0x7FFFFFFF  # u(), inlined: the most common draw
+        return lo + int(self.table[key % 4099] * (hi - lo))
 
 
 _FIELD_FNS = {
@@ -227,37 +239,63 @@ def _fields(w: World, rep: Replica, r: _Rand, t: float) -> _Fields:
 _LEVEL_TAG = {"debug": "DEBUG", "info": "INFO ", "warn": "WARN ", "error": "ERROR"}
 
 
+#: a replica-tick that printed nothing (most of them): one shared, never-mutated list
+_NO_LINES: list[tuple[float, str, str]] = []
+
+
 def replica_lines(w: World, rep: Replica, col: int) -> list[tuple[float, str, str]]:
     """Every line one replica printed during tick ``col``, as (time, level, full line), cached.
 
     A past tick's lines never change, so they are rendered once per world and reused by every
-    later search; only the current tick is recomputed (it is still being written).
+    later search; only the current tick is recomputed (it is still being written). Callers must
+    not change the list.
     """
     key = (rep.name, col)
     cache = w.log_cache
     hit = cache.get(key)
     if hit is not None:
         return hit
-    lines = [(t, lvl, f"{w.stamp(t)} {_LEVEL_TAG[lvl]} {rep.name} {text}") for t, lvl, text in _render(w, rep, col)]
+    lines = _render(w, rep, col)
     if col < w.col:
         cache[key] = lines
     return lines
 
 
+def _replica_mix(w: World, rep: Replica) -> tuple[int, int]:
+    """What :func:`_render`'s key needs besides the column: the world's part (offset, seed) and the
+    replica's (index, name), mixed in closed form. ``_Rand(w, seed, col, index, len, ord)`` mixes
+    each part as ``k * M + p (mod 2**32)``, so its key is ``(world * M + col) * M**3 + replica``."""
+    mix = w.log_mix
+    hit = mix.get(rep.name)
+    if hit is None:
+        name = rep.name
+        world = (w.noise_offset * _MIX + w.seed) & _MASK
+        hit = mix[rep.name] = (world, ((rep.index * _MIX + len(name)) * _MIX + ord(name[-1])) & _MASK)
+    return hit
+
+
+_MIX3 = _MIX ** 3
+
+
 def _render(w: World, rep: Replica, col: int) -> list[tuple[float, str, str]]:
-    out: list[tuple[float, str, str]] = []
-    r = _Rand(w, w.seed, col, rep.index, len(rep.name), ord(rep.name[-1]))
-    t0 = col * TICK_S
-    chatter = CHATTER.get(rep.kind, ())
-    n_chat = 1 if r.u() < 0.6 else 0  # sampled access logs: a line every other tick or so
-    if n_chat and not _working(w, rep, col):
-        n_chat = 0  # a crash-looping or idle process prints no access logs and finishes no jobs
-    for _ in range(n_chat):
-        lvl, tpl = chatter[r.int(0, len(chatter))]
-        if lvl == "warn" and r.u() < 0.6:
-            continue
-        out.append((t0 + r.u() * TICK_S, lvl, tpl.format_map(_fields(w, rep, r, t0))))
+    """The lines of one replica-tick: sampled chatter, then each active cause's lines, by time."""
+    world, replica = _replica_mix(w, rep)
+    # the first draw of _Rand(w, seed, col, index, len, ord), inlined: most replica-ticks print nothing
+    key = ((((world * _MIX + col) * _MIX3 + replica) & _MASK) * 1_103_515_245 + 12_345) & 0x7FFFFFFF
+    chat = _units()[key % 4099] < 0.6 and _working(w, rep, col)  # sampled access logs: every other tick or so
     causes = _causes_at(w, rep, col)
+    if not chat and not causes:
+        return _NO_LINES
+    r = _Rand.__new__(_Rand)
+    r.table = _units()
+    r.key = key
+    t0 = col * TICK_S
+    out: list[tuple[float, str, str]] = []
+    if chat:  # a crash-looping or idle process prints no access logs and finishes no jobs
+        chatter = CHATTER.get(rep.kind, ())
+        lvl, tpl = chatter[r.int(0, len(chatter))]
+        if lvl != "warn" or r.u() >= 0.6:
+            out.append((t0 + r.u() * TICK_S, lvl, tpl.format_map(_fields(w, rep, r, t0))))
     if causes:
         table = CAUSE_TABLES.get(rep.kind, {})
         for cause, frac in causes.items():
@@ -265,14 +303,18 @@ def _render(w: World, rep: Replica, col: int) -> list[tuple[float, str, str]]:
             if spec is None or (frac <= 0.0005 and cause not in ("cache_down", "cache_unavailable")):
                 continue
             lvl, tpl = spec
-            n = 1 if frac < 0.02 else 2 if frac < 0.2 else 3
-            if cause == "crash":
-                n = 1
+            n = 1 if frac < 0.02 or cause == "crash" else 2 if frac < 0.2 else 3
             for _ in range(n):
                 t = t0 + r.u() * TICK_S
                 out.append((t, lvl, tpl.format_map(_fields(w, rep, r, t))))
-    out.sort(key=lambda x: x[0])
-    return out
+        if len(out) > 1:
+            out.sort(key=_time_of)
+    stamp, name = w.stamp, rep.name
+    return [(t, lvl, f"{stamp(t)} {_LEVEL_TAG[lvl]} {name} {text}") for t, lvl, text in out]
+
+
+def _time_of(line: tuple[float, str, str]) -> float:
+    return line[0]
 
 
 def _working(w: World, rep: Replica, col: int) -> bool:
