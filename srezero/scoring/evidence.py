@@ -68,8 +68,9 @@ class EvidenceTracker:
         return sum(self.found) / len(self.found) if self.found else 1.0
 
     def seen_before(self, step: int) -> list[int]:
-        """The signals surfaced or glimpsed by reads before ``step``."""
-        at = {**self.glimpsed_at_step, **self.found_at_step}
+        """The signals surfaced or glimpsed by reads before ``step``: each by its first sighting, so a read
+        after ``step`` cannot move it later (a signal's glimpse is never after its find)."""
+        at = {**self.found_at_step, **self.glimpsed_at_step}
         return [i for i, s in at.items() if s < step]
 
     def report(self) -> dict[str, Any]:

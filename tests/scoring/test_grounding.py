@@ -26,6 +26,19 @@ def test_a_read_after_the_diagnosis_does_not_ground_it_but_a_resubmission_does()
     assert again["diagnosis"]["score"] == 1.0
 
 
+def test_a_later_read_does_not_unground_an_earlier_glimpse() -> None:
+    """A signal glimpsed (its pattern in the same tool's output elsewhere) before the diagnosis and found
+    on its own entity only after it stays seen before the diagnosis: a signal counts from its first
+    sighting, whatever the agent reads later."""
+    from srezero.scoring.evidence import EvidenceTracker
+
+    tracker = EvidenceTracker([("search_logs", "worker", {}, "exited with code")], {"worker": {"worker-a"}})
+    tracker.observe(3, "search_logs", {"service": "web_server"}, "job runner exited with code 1")
+    assert tracker.seen_before(5) == [0]
+    assert tracker.observe(10, "search_logs", {"service": "worker"}, "exited with code 1") == [0]
+    assert tracker.seen_before(5) == [0] and tracker.seen_before(3) == []
+
+
 def test_a_read_that_shows_nothing_of_the_cause_does_not_ground() -> None:
     _env, r, _ = run(crash_loop_spec(), ['get_status(service="web_server")', "get_alerts()", truth_claims])
     assert r["diagnosis"]["score"] == diag.MECHANISM_CAP
