@@ -180,7 +180,7 @@ def resolve_target(w: World, selector: str, salt: int) -> Target:
     ``A | B`` (alternatives of one kind, one chosen per seed: where the fault strikes varies).
     """
     if "|" in selector:
-        options = [o.strip() for o in selector.split("|")]
+        options = alternatives(selector)
         return resolve_target(w, options[int(w.rng_world.integers(0, len(options)))], salt)
     m = _SELECTOR.match(selector.strip())
     if not m:
@@ -220,10 +220,15 @@ def resolve_target(w: World, selector: str, salt: int) -> Target:
     return Target("service", plain, w.services[plain])
 
 
+def alternatives(selector: str) -> list[str]:
+    """The alternatives of a selector (``A | B``; one chosen per seed), or the selector alone."""
+    return [o.strip() for o in selector.split("|")]
+
+
 def target_kind_of(selector: str) -> str:
     """The kind of entity a selector names, without building a world (for validation); alternatives
     (``A | B``) are of one kind, so the first one's."""
-    s = selector.split("|", 1)[0].strip()
+    s = alternatives(selector)[0]
     if s.startswith("node("):
         return "node"
     if s.startswith(("disk(", "root_disk(")):
@@ -236,12 +241,12 @@ def target_kind_of(selector: str) -> str:
 def target_services_of(selector: str) -> tuple[str, ...]:
     """The service named inside each alternative of a selector (``node(database.primary) | node(cache[0])``:
     database, cache)."""
-    return tuple(dict.fromkeys(s for o in selector.split("|") if (s := target_service_of(o))))
+    return tuple(dict.fromkeys(s for o in alternatives(selector) if (s := target_service_of(o))))
 
 
 def target_service_of(selector: str) -> str | None:
     """The service a selector names inside (the first alternative's)."""
-    s = selector.split("|", 1)[0].strip()
+    s = alternatives(selector)[0]
     inner = s[s.find("(") + 1 : -1] if "(" in s else s
     head = re.split(r"[.\[]", inner, maxsplit=1)[0]
     return head or None

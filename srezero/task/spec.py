@@ -80,9 +80,9 @@ def selector_problem(selector: str, min_replicas: dict[str, int] | None = None, 
     [topology] sets, for the message."""
     counts = min_replicas or (MAX_REPLICAS if bound == "max" else MIN_REPLICAS)
     if "|" in selector:
-        from srezero.faults.base import target_kind_of
+        from srezero.faults.base import alternatives, target_kind_of
 
-        options = [o.strip() for o in selector.split("|")]
+        options = alternatives(selector)
         for o in options:
             problem = selector_problem(o, min_replicas, bound=bound, fixed=fixed)
             if problem:
