@@ -59,9 +59,10 @@ def rerun(record: dict[str, Any], spec: TaskSpec | str | None = None) -> Rerun:
     KeyError or ValueError when the task cannot be loaded or built.
     """
     import srezero
+    from srezero.sweep.records import REWARD
 
     seed = int(record["seed"])
-    env = srezero.make(spec if spec is not None else record["task_id"], seed, reward="shaped")  # as records are made
+    env = srezero.make(spec if spec is not None else record["task_id"], seed, reward=REWARD)
     env.reset(seed=seed)
     actions = recorded_actions(record)
     for action in actions:

@@ -123,7 +123,7 @@ def _run_sim(task_id: str, dirs: tuple[str, ...], seed: int, agent, show_traceba
         from srezero.agents.runner import run_episode
         from srezero.episode import Episode
 
-        env = Episode(spec, seed, reward="shaped")  # as the sweep records it (runner.episode_record)
+        env = Episode(spec, seed, reward=rec.REWARD)  # as the sweep records it (runner.episode_record)
         env.raise_tool_errors = True  # a tool's bug too, with the traceback that shows where
         record = run_episode(env, agent.create(), seed)
         # the fields episode_record adds (it runs with failures caught, so it cannot be used here)

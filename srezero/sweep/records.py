@@ -25,6 +25,9 @@ import orjson
 from srezero.scoring.marks import SUCCESS_DIAGNOSIS
 
 SCHEMA = 1
+#: The reward mode episodes are recorded with: each step keeps its shaped reward for analysis (the agent
+#: loop never shows rewards to the agent). A rerun or a replay uses it too, to give the same record.
+REWARD = "shaped"
 EPISODES = "episodes"
 MANIFEST = "manifest.json"
 SUMMARY_JSON = "summary.json"

@@ -168,8 +168,7 @@ def episode_record(spec: Any, thash: str, agent: AgentSpec, seed: int, max_steps
         bot = agent.create()
     except Exception as exc:  # a broken agent constructor is that agent's failure, not the sweep's
         bot = _Broken(f"{type(exc).__name__}: {exc}")
-    # shaped: a record keeps each step's reward for analysis; the agent loop never shows it to the agent
-    record = run_episode(Episode(spec, seed, reward="shaped"), bot, seed, max_steps=max_steps, catch=True)
+    record = run_episode(Episode(spec, seed, reward=rec.REWARD), bot, seed, max_steps=max_steps, catch=True)
     record.update({"schema": rec.SCHEMA, "agent": agent.label, "agent_name": agent.name, "task_hash": thash})
     return record
 
