@@ -47,6 +47,7 @@ from srezero.adapters._common import (
     tool_declarations,
     write_record,
 )
+from srezero.sweep.records import REWARD
 
 log = logging.getLogger("srezero.mcp")
 
@@ -95,7 +96,8 @@ class EpisodeServer(MCPServer):
 
     def __init__(self, task: str, seed: int = 0, record: str | Path | None = None, overwrite: bool = False,
                  log_level: Literal["DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL"] = "WARNING") -> None:
-        self.env = srezero.make(task, seed)  # an unknown task fails here, before anything is created
+        # an unknown task fails here, before anything is created; rewards as the sweep records them
+        self.env = srezero.make(task, seed, reward=REWARD)
         # a record that exists, or could not be written at the end, stops the server now rather than
         # after a whole episode
         self.record_path = check_record_path(record, overwrite) if record is not None else None

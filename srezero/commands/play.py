@@ -40,12 +40,13 @@ def play_cmd(task_id: str | None, task_opt: str | None, seed: int, dirs: tuple[s
     if not task_id:
         raise click.UsageError("which task? e.g. srezero play inc-001 (`srezero tasks --no-spoilers` lists them without giving "
                                "away their causes)")
+    from srezero.sweep.records import REWARD
     from srezero.task.validate import check_builds
 
     try:
         spec = get_task(task_id, tuple(dirs))
         check_builds(spec, task_id, seed)
-        env = srezero.make(spec, seed)
+        env = srezero.make(spec, seed, reward=REWARD)  # as the sweep records it
     except (KeyError, ValueError) as exc:
         raise click.ClickException(str(exc).strip("'\"")) from None
     if player and not player.replace("-", "").replace("_", "").isalnum():

@@ -157,9 +157,9 @@ LEAVE_EARLY = [("get_alerts", {}), ("restart", {"target": "database"})]
 
 def _core_abandoned(seed: int) -> bytes:
     """The record the core API gives for LEAVE_EARLY then ``finish()``, as an abandoned MCP record."""
-    from srezero.sweep.records import dumps
+    from srezero.sweep.records import REWARD, dumps
 
-    env = srezero.make(TASK, seed)
+    env = srezero.make(TASK, seed, reward=REWARD)  # records carry the sweep's shaped rewards
     env.reset(seed=seed)
     for name, args in LEAVE_EARLY:
         env.step({"tool": name, "args": args})
@@ -185,8 +185,9 @@ def test_a_session_that_ends_early_is_finished_truncated_and_recorded(tmp_path: 
     # replaying the record stops where the client left: the same truncated result, no resolve added
     from srezero.agents import registry
     from srezero.agents.runner import run_episode
+    from srezero.sweep.records import REWARD
 
-    replayed = run_episode(srezero.make(TASK, SEED), registry.create("replay", path=str(record)), SEED)
+    replayed = run_episode(srezero.make(TASK, SEED, reward=REWARD), registry.create("replay", path=str(record)), SEED)
     replayed = orjson.loads(orjson.dumps(replayed))  # as saved: tuples become lists
     assert replayed["result"] == saved["result"] and replayed["trajectory"] == saved["trajectory"]
     # the server keeps answering, and says the episode is over

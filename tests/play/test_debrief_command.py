@@ -96,6 +96,7 @@ def test_a_quit_session_replays_to_its_own_result_as_the_end_message_says(played
     monkeypatch.setenv("SREZERO_REPLAY", str(record))
     out = CliRunner().invoke(cli, ["run", "--task", "inc-001", "--agent", "replay", "--seed", "3", "--json"])
     assert out.exit_code == 0, out.output
-    saved = orjson.loads(record.read_bytes())["result"]
-    replayed = orjson.loads(out.output)["result"]
-    assert saved["end"] == "stopped" and replayed == saved
+    saved, replayed = orjson.loads(record.read_bytes()), orjson.loads(out.output)
+    assert saved["result"]["end"] == "stopped" and replayed["result"] == saved["result"]
+    # step by step too, rewards included: play records with the sweep's reward mode, as `srezero run` does
+    assert replayed["trajectory"] == saved["trajectory"]
