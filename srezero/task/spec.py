@@ -202,15 +202,18 @@ class FaultSpec(_Model):
         return REGISTRY[self.primitive].meta
 
     @property
-    def root(self) -> str:
+    def roots(self) -> tuple[str, ...]:
         """Where the cause lives, from the primitive's layer first (LAYER_ROOT): a database, cache, queue
         or load_balancer layer gives that component and a kernel, disk or hardware layer the layer itself,
         whatever the target (``cpu_throttling`` on web_server: kernel); an application or failure_mode
-        layer gives the service the target selector names."""
-        from srezero.faults.base import target_service_of
+        layer gives the service the target selector names, one per alternative when the seed chooses
+        between services (``web_server | worker``: both, since either may be the one)."""
+        from srezero.faults.base import target_services_of
 
         layer = self.meta.layer
-        return LAYER_ROOT.get(layer) or target_service_of(self.target) or layer
+        if layer in LAYER_ROOT:
+            return (LAYER_ROOT[layer],)
+        return target_services_of(self.target) or (layer,)
 
 
 class NoiseSpec(_Model):
@@ -417,8 +420,8 @@ class TaskSpec(_Model):
 
     @property
     def roots(self) -> tuple[str, ...]:
-        """Where the root causes live (see :attr:`FaultSpec.root`); ("none",) for a control task."""
-        return tuple(dict.fromkeys(f.root for f in self.faults)) or ("none",)
+        """Where the root causes live (see :attr:`FaultSpec.roots`); ("none",) for a control task."""
+        return tuple(dict.fromkeys(r for f in self.faults for r in f.roots)) or ("none",)
 
     @property
     def services(self) -> tuple[str, ...]:

@@ -31,7 +31,7 @@ MINIMUMS = {"tasks": 30, "per_service": 3, "node_level": 6, "metastable": 2, "co
 
 def visible_roots(spec: TaskSpec) -> tuple[str, ...]:
     """Where the user-visible causes live (a silent concurrent fault is not what the incident is about)."""
-    return tuple(dict.fromkeys(f.root for f in spec.faults if f.visible))
+    return tuple(dict.fromkeys(r for f in spec.faults if f.visible for r in f.roots))
 
 
 def is_concurrent(spec: TaskSpec) -> bool:

@@ -347,3 +347,15 @@ def test_alternative_targets_are_chosen_by_the_seed() -> None:
     assert {"database" in h for h in chosen} == {True, False}
     assert {"message_queue" in h for h in chosen} == {True, False}
     assert chosen == [hosts(seed) for seed in range(8)]
+
+
+def test_a_cause_the_seed_places_in_one_of_two_services_lives_in_both() -> None:
+    """An application fault on ``web_server | worker`` may be in either, so the task's roots (what
+    ``srezero tasks --root`` and the suite's per-service counts read) name both, not the first."""
+    from srezero.task.spec import FaultSpec
+
+    assert FaultSpec(primitive="crash_loop", target="web_server | worker").roots == ("web_server", "worker")
+    assert FaultSpec(primitive="crash_loop", target="worker").roots == ("worker",)
+    # a node-level primitive lives in its layer wherever the seed puts it
+    assert FaultSpec(primitive="thermal_throttling", target="node(database.primary) | node(cache[0])").roots == (
+        "hardware",)
