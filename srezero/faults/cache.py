@@ -157,53 +157,60 @@ HOT_KEY = "promo:banner:v2"
 
 @register
 class CacheHotKey(Declared):
-    """A release reads one large key on every request. The single-threaded cache saturates on it;
-    operations beyond its throughput time out and fall back to the database."""
+    """A release reads one large key on every request (web_server) or on every item of every job
+    (worker). The single-threaded cache saturates on it; operations beyond its throughput time out and
+    fall back to the database, so the web tier slows whichever service shipped the release. The target
+    is that service."""
 
     meta = FaultMeta(
-        name="cache_hot_key", layer="cache", category="code_defect", targets=("service:cache",),
-        description="a release that reads one large key per request and saturates the cache",
+        name="cache_hot_key", layer="cache", category="code_defect", targets=("service:web_server", "service:worker"),
+        description="a release (of the web tier or the workers) that reads one large cache key per request or "
+                    "job and saturates the cache",
         params=(Param("share", float, 0.9, lo=0.3, hi=1.0, description="share of cache operations on the key"),),
         signals=(Signal("inspect_cache", "any", args=(("section", "hotkeys"),), pattern=esc(HOT_KEY),
                         description="the hot key"),
                  Signal("search_logs", "web_server", pattern="cache: timeout reading from",
                         description="cache reads timing out"),
                  Signal("get_changes", "any", pattern="<version>", description="the release")),
-        remedies=(Remedy("rollback", "roll web_server back to the previous release"),),
+        remedies=(Remedy("rollback", "roll the service that shipped the release back to its previous release"),),
         wrong_fix_effects=f"restarting the cache empties it and {_HERD}; more maxmemory does not add throughput",
-        example="cache", example_params=(("share", 0.9),), alert="HighLatencyP99",
+        example="web_server", example_params=(("share", 0.9),), alert="HighLatencyP99",
     )
 
     def prepare(self, w: World) -> None:
         self.version = ""
+        self.reader = self.target.obj.kind  # the service whose release reads the key
 
     def inject(self, w: World) -> None:
-        self.version = ship(w, "web_server", "hot_key", 0.0).version
+        self.version = ship(w, self.reader, "hot_key", 0.0).version
         w.state.cache_hot_key_name = HOT_KEY
+        w.state.cache_hot_reader = self.reader
 
     def evolve(self, w: World) -> Generator[Any, Any, None]:
-        web = w.services["web_server"]
+        svc = w.services[self.reader]
         while True:  # the key is hot exactly while the release that reads it runs
-            w.state.cache_hot_key = self.params["share"] if web.deploy.defect == "hot_key" else 0.0
+            w.state.cache_hot_key = self.params["share"] if svc.deploy.defect == "hot_key" else 0.0
             yield w.env.timeout(TICK_S)
 
     def subs(self, w: World) -> dict[str, str]:
         return {"version": esc(self.version)}
 
     def neutralised(self, w: World) -> bool:
-        return w.services["web_server"].deploy.defect != "hot_key"
+        return w.services[self.reader].deploy.defect != "hot_key"
 
     def why_active(self, w: World) -> str:
-        return f"web_server {w.services['web_server'].deploy.version} still reads {HOT_KEY} on every request"
+        each = "request" if self.reader == "web_server" else "job"
+        return f"{self.reader} {w.services[self.reader].deploy.version} still reads {HOT_KEY} on every {each}"
 
     def root_cause(self, w: World) -> RootCause:
-        return RootCause(entity="web_server", category="code_defect",
-                         detail=f"release {self.version} reads the hot key {HOT_KEY} on every request",
+        each = "request" if self.reader == "web_server" else "job"
+        return RootCause(entity=self.reader, category="code_defect",
+                         detail=f"release {self.version} reads the hot key {HOT_KEY} on every {each}",
                          detail_tokens=("hot key", "promo", self.version, "hotkey"), aliases=("cache",),
                          fault=self.meta.name, layer=self.meta.layer)
 
     def oracle_fix(self, w: World) -> list[dict[str, Any]]:
-        return [{"tool": "rollback", "args": {"service": "web_server"}}]
+        return [{"tool": "rollback", "args": {"service": self.reader}}]
 
     def envelope_violations(self, w: World) -> list[list[dict[str, Any]]]:
         return [[{"tool": "set_config", "args": {"service": "cache", "key": "maxmemory_mb", "value": 16384}}]]

@@ -26,6 +26,9 @@ CACHE_WARM_S = 150.0
 CACHE_REFILL = math.exp(-TICK_S / CACHE_WARM_S)
 #: A client gives up on a cache read after this long and falls back to the database.
 CACHE_CLIENT_TIMEOUT_MS = 250.0
+#: Reads of a hot key per job when a worker release reads it (once per item of a job's batch): a worker
+#: handles a job where the web tier serves a request, so it needs as many reads to saturate the cache.
+WORKER_HOT_READS = 12.0
 
 
 def cache_contents(st: ModelState, t: float, cover: float, ttl_s: float, reachable: bool, up: bool,
@@ -74,7 +77,10 @@ def cache_reads(st: ModelState, t: float, cc: dict[str, Any], cache_rep: Replica
     if st.cache_hot_key > 0 and reachable:
         # one large hot value read per request saturates the single-threaded server: the excess
         # operations hit the client timeout and fall back to the database
-        util = web_rps * (1.0 + 250.0 * st.cache_hot_key) / 20000.0
+        if st.cache_hot_reader == "worker":  # the workers' jobs (last tick's rate) read it, on top of the web tier
+            util = (web_rps + st.mq_consumed * WORKER_HOT_READS * 250.0 * st.cache_hot_key) / 20000.0
+        else:
+            util = web_rps * (1.0 + 250.0 * st.cache_hot_key) / 20000.0
         if util > 1.0:
             timeouts = 1.0 - 1.0 / util
     if timeouts:

@@ -172,6 +172,7 @@ def tick(w: World) -> None:
             db_fail += after_retries
     if db_fail > 1.0:
         db_fail = 1.0
+    st.cache_timeouts = cache_to
     if cache_to > 0:
         dep_causes["cache_timeout"] = cache_to
     if not cache_reachable:

@@ -113,6 +113,8 @@ def queue_tick(w: World, published: float, db_lat: float, db_err_prev: float, db
             causes["duplicate"] = dup
         if st.mq_cycling > 0.5:
             causes["dlq_rejected"] = 0.5
+        if st.cache_hot_key and st.cache_hot_reader == "worker" and st.cache_timeouts:  # its release reads the key
+            causes["cache_timeout"] = st.cache_timeouts
         # a release with a code defect fails that share of the jobs its pods run (a rollout spreads it)
         release = wk.release_of(rep)
         defect = release.defect_rate if release.defect == "endpoint_errors" else 0.0

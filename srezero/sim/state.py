@@ -47,6 +47,8 @@ class ModelState:
     db_credential: str = ""  # version the database accepts; "" = whatever clients send
     cache_password_ok: bool = True
     cache_hot_key: float = 0.0  # share of operations hitting one key (single-threaded hot spot)
+    cache_hot_reader: str = "web_server"  # the service whose release reads it: web_server or worker
+    cache_timeouts: float = 0.0  # share of this tick's cache reads that timed out
     mq_poison: int = 0  # poison messages cycling through redelivery
     endpoint_defect_rate: float = 0.0
     # service-layer causes (srezero/faults/{app,database,cache,queue,lb}.py move these)

@@ -78,6 +78,7 @@ WORKER_CAUSES: dict[str, tuple[str, str]] = {
     "duplicate": ("warn", "job {job} already processed by another consumer; duplicate delivery ignored"),
     "net_loss": ("error", "consumer: connection to broker {mqaddr} lost: read tcp: i/o timeout; reconnecting in 2.00 seconds"),
     "gc_pressure": WEB_CAUSES["gc_pressure"],
+    "cache_timeout": ("warn", "job {job}: cache: timeout reading from {chost} after 250ms; falling back to database"),
     "code_defect": ("error", "job {job} failed: Unhandled exception in {jobhandler}: {exc}"),
     "crash": ("error", "{reason}"),
 }

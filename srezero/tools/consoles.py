@@ -133,6 +133,16 @@ def inspect_database(ctx: ToolContext,
     return ToolOutput(f"database {view}:\n" + _database(ctx.world, view), echo_lines=1)
 
 
+def _cache_clients(w: World) -> int:
+    """Eight connections per running web replica, and four per worker while a worker release reads the
+    cache (workers do not use it otherwise)."""
+    def running(kind: str) -> int:
+        return sum(1 for r in w.services[kind].replicas if r.state == "Running")
+
+    reading = w.state.cache_hot_key > 0 and w.state.cache_hot_reader == "worker"
+    return running("web_server") * 8 + (running("worker") * 4 if reading else 0)
+
+
 def _cache(w: World, section: str) -> str:
     cache = w.services["cache"]
     rep = cache.replicas[0]
@@ -160,7 +170,7 @@ def _cache(w: World, section: str) -> str:
         f"maxmemory_human:{cc['maxmemory_mb']}M", f"maxmemory_policy:{cc['eviction_policy']}",
         "# Stats", f"keyspace_hit_ratio:{hit:.3f}", f"evicted_keys_per_sec:{evictions:.0f}",
         f"rejected_auth_last_30s:{auth_fails}", f"instantaneous_ops_per_sec:{rep.rps:.0f}",
-        "# Clients", f"connected_clients:{sum(1 for r in w.services['web_server'].replicas if r.state == 'Running') * 8}",
+        "# Clients", f"connected_clients:{_cache_clients(w)}",
     ])
 
 

@@ -105,7 +105,7 @@ def test_retry_storm_upper_level_is_viable_everywhere() -> None:
 RETUNED_PAIRS = (
     ("gen:a127154d540ec9a276b1", 1),  # bad_worker_count: one thread per replica served a quiet 4-replica world
     ("gen:543939a5cfed35aef67b", 0),  # bad_worker_count, the lower level
-    ("gen:79a9546366349e169d96", 2),  # cache_hot_key: edge p99 stayed under HighLatencyP99's threshold
+    ("gen:ee299542dab457e61f6c", 2),  # cache_hot_key: edge p99 stayed under HighLatencyP99's threshold
     ("gen:c6ba7f276a41ad752309", 2),  # cache_ttl_misconfig: HighErrorRate paged only with noise on
     ("gen:9a4e49cd61c998202c07", 1),  # sticky_session_hotspot: 1.7x load + a restart broke the SLO after the fix
     ("gen:ac3c8060b78bea27bc66", 0),  # ephemeral_port_exhaustion: the limits read missed the exhausted range
