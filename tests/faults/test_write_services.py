@@ -166,3 +166,37 @@ def test_a_rollback_supersedes_a_release_in_flight_and_restarts_only_the_pods_it
     kills = [e.entity for e in w.events if e.reason == "Killing" and e.at >= at]
     assert kills == [pods[0].name]  # as a Deployment's rollback: pods on the target release are left alone
     assert all(r.state == "Running" for r in pods)
+
+
+def test_a_worker_release_that_reads_the_hot_key_is_rolled_back_on_the_worker_not_the_web_tier() -> None:
+    """cache_hot_key on the workers: they, not only the web tier, log the cache timeouts and hold cache
+    connections; rolling back the web tier is a wrong fix that leaves the key hot, the workers' cures it."""
+    import srezero
+    from tests.faults.harness import spec_for
+
+    def episode(reader: str):
+        env = srezero.make(spec_for(load_all()["cache_hot_key"], target=reader), 0)
+        env.reset(seed=0)
+        return env, env.world, env.world.faults[0]
+
+    env, w, f = episode("worker")
+    assert f.root_cause(w).entity == "worker" and w.state.cache_hot_key > 0
+    assert "cache: timeout reading from" in _do(env, "search_logs", service="worker", level="warn").text
+    running = {k: sum(r.state == "Running" for r in w.services[k].replicas) for k in ("web_server", "worker")}
+    clients = f"connected_clients:{running['web_server'] * 8 + running['worker'] * 4}"
+    assert clients in _do(env, "inspect_cache").text
+    assert _do(env, "rollback", service="web_server").ok
+    assert not env.st.writes[-1].addresses_root_cause and env.st.writes[-1].reason == "addresses no root cause"
+    w.advance(120)
+    assert not f.neutralised(w) and w.state.cache_hot_key > 0
+    assert _do(env, "rollback", service="worker").ok
+    assert env.st.writes[-1].addresses_root_cause
+    w.advance(120)
+    assert f.neutralised(w) and w.state.cache_hot_key == 0
+
+    # on the web tier (the example), workers never touch the cache
+    env, w, f = episode("web_server")
+    assert f.root_cause(w).entity == "web_server"
+    assert "cache: timeout" not in _do(env, "search_logs", service="worker", level="warn").text
+    assert f"connected_clients:{sum(r.state == 'Running' for r in w.services['web_server'].replicas) * 8}" in \
+        _do(env, "inspect_cache").text
