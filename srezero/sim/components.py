@@ -257,6 +257,11 @@ class Replica:
     def ready(self) -> bool:
         return self.state == "Running"
 
+    def age_s(self, now: float) -> float:
+        """Seconds since the pod became ready; one that has run since before the history was recorded
+        is a few days old (four, plus an hour per index, so pods of one service differ)."""
+        return now - self.ready_at if self.ready_at != 0.0 else 4 * 86400 + self.index * 3600
+
     @property
     def kind(self) -> str:
         return self.service.kind

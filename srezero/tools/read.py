@@ -132,7 +132,7 @@ def get_status(ctx: ToolContext,
                 continue
             ready = "1/1" if r.state == "Running" else "0/1"
             # ready_at 0: up since before the history (a release rolled out in the past set it)
-            age = _ago(w.now - r.ready_at) if r.ready_at != 0.0 else _ago(4 * 86400 + r.index * 3600)
+            age = _ago(r.age_s(w.now))
             lines.append(f"{r.name:16} {kind:14} {ready:5} {r.state:17} {r.restarts:<8} {age:5} {r.node.name:10} "
                          f"{r.version:8} {r.role}")
             data.append({"name": r.name, "service": kind, "state": r.state, "restarts": r.restarts,
