@@ -200,3 +200,16 @@ def test_a_worker_release_that_reads_the_hot_key_is_rolled_back_on_the_worker_no
     assert "cache: timeout" not in _do(env, "search_logs", service="worker", level="warn").text
     assert f"connected_clients:{sum(r.state == 'Running' for r in w.services['web_server'].replicas) * 8}" in \
         _do(env, "inspect_cache").text
+
+
+def test_the_cache_uptime_is_the_pods_age_and_restarts_with_it() -> None:
+    env = _fault("cache_hot_key")[0]
+
+    def uptime() -> int:
+        return next(int(line.split(":")[1]) for line in _do(env, "inspect_cache").text.splitlines()
+                    if line.startswith("uptime_in_seconds:"))
+
+    assert 3 * 86400 < uptime() < 30 * 86400  # days, like the pod's AGE in get_status (not a sentinel)
+    assert _do(env, "restart", target="cache").ok
+    _do(env, "wait", seconds=60)
+    assert 0 < uptime() < 120
