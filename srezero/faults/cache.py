@@ -179,7 +179,8 @@ class CacheHotKey(Declared):
 
     def prepare(self, w: World) -> None:
         self.version = ""
-        self.reader = self.target.obj.kind  # the service whose release reads the key
+        self.reader = self.target.obj.kind  # the service whose release reads the key ...
+        self.per = "request" if self.reader == "web_server" else "job"  # ... on every one of these
 
     def inject(self, w: World) -> None:
         self.version = ship(w, self.reader, "hot_key", 0.0).version
@@ -199,13 +200,11 @@ class CacheHotKey(Declared):
         return w.services[self.reader].deploy.defect != "hot_key"
 
     def why_active(self, w: World) -> str:
-        each = "request" if self.reader == "web_server" else "job"
-        return f"{self.reader} {w.services[self.reader].deploy.version} still reads {HOT_KEY} on every {each}"
+        return f"{self.reader} {w.services[self.reader].deploy.version} still reads {HOT_KEY} on every {self.per}"
 
     def root_cause(self, w: World) -> RootCause:
-        each = "request" if self.reader == "web_server" else "job"
         return RootCause(entity=self.reader, category="code_defect",
-                         detail=f"release {self.version} reads the hot key {HOT_KEY} on every {each}",
+                         detail=f"release {self.version} reads the hot key {HOT_KEY} on every {self.per}",
                          detail_tokens=("hot key", "promo", self.version, "hotkey"), aliases=("cache",),
                          fault=self.meta.name, layer=self.meta.layer)
 

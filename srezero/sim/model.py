@@ -172,7 +172,6 @@ def tick(w: World) -> None:
             db_fail += after_retries
     if db_fail > 1.0:
         db_fail = 1.0
-    st.cache_timeouts = cache_to
     if cache_to > 0:
         dep_causes["cache_timeout"] = cache_to
     if not cache_reachable:
@@ -324,7 +323,8 @@ def tick(w: World) -> None:
     # a worker's query lost on the primary's link fails its job (workers do not retry in-process)
     worker_db_err = 1.0 - (1.0 - db_err_prev) * (1.0 - db_net) if db_net else db_err_prev
     (mq, mq_rep, mq_up, wk, workers_ready, incoming, depth, age, consumed, redeliver, copies, proc_s,
-     worker_db_writes, wk_err) = queue_tick(w, published, db_lat, worker_db_err, db_up, db_hosts_ok)
+     worker_db_writes, wk_err) = queue_tick(w, published, db_lat, worker_db_err, db_up, db_hosts_ok,
+                                  cache_to if st.workers_read_cache else 0.0)
 
     # --- database -----------------------------------------------------------------------------
     dbd = primary.node.data_disk

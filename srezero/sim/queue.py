@@ -20,8 +20,11 @@ def job_seconds(st: ModelState, db_lat: float) -> float:
     return st.worker_proc_ms / 1000.0 * (1.0 + db_lat / 50.0) * st.worker_job_cost
 
 
-def queue_tick(w: World, published: float, db_lat: float, db_err_prev: float, db_up: bool, db_hosts_ok: bool):
-    """Advance the queue and workers by one tick; returns what the database and aggregates need."""
+def queue_tick(w: World, published: float, db_lat: float, db_err_prev: float, db_up: bool, db_hosts_ok: bool,
+               cache_timeouts: float):
+    """Advance the queue and workers by one tick; returns what the database and aggregates need.
+    ``cache_timeouts``: the share of the workers' cache reads that timed out this tick (0 unless a
+    worker release reads the cache)."""
     st = w.state
     S = w.services
     vals = w.vals
@@ -113,8 +116,8 @@ def queue_tick(w: World, published: float, db_lat: float, db_err_prev: float, db
             causes["duplicate"] = dup
         if st.mq_cycling > 0.5:
             causes["dlq_rejected"] = 0.5
-        if st.cache_hot_key and st.cache_hot_reader == "worker" and st.cache_timeouts:  # its release reads the key
-            causes["cache_timeout"] = st.cache_timeouts
+        if cache_timeouts:
+            causes["cache_timeout"] = cache_timeouts
         # a release with a code defect fails that share of the jobs its pods run (a rollout spreads it)
         release = wk.release_of(rep)
         defect = release.defect_rate if release.defect == "endpoint_errors" else 0.0

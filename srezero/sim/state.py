@@ -48,7 +48,6 @@ class ModelState:
     cache_password_ok: bool = True
     cache_hot_key: float = 0.0  # share of operations hitting one key (single-threaded hot spot)
     cache_hot_reader: str = "web_server"  # the service whose release reads it: web_server or worker
-    cache_timeouts: float = 0.0  # share of this tick's cache reads that timed out
     mq_poison: int = 0  # poison messages cycling through redelivery
     endpoint_defect_rate: float = 0.0
     # service-layer causes (srezero/faults/{app,database,cache,queue,lb}.py move these)
@@ -101,6 +100,11 @@ class ModelState:
 
     db_slots: dict[str, list[float]]  # replication slot -> [active (1/0), retained WAL GB]
     mq_poison_ids: list[str]  # ids of poison messages stuck in redelivery
+
+    @property
+    def workers_read_cache(self) -> bool:
+        """A worker release reads the hot key, so the workers use the cache (they do not otherwise)."""
+        return self.cache_hot_key > 0 and self.cache_hot_reader == "worker"
 
     def __init__(self) -> None:
         self.db_err_causes = {}

@@ -139,8 +139,7 @@ def _cache_clients(w: World) -> int:
     def running(kind: str) -> int:
         return sum(1 for r in w.services[kind].replicas if r.state == "Running")
 
-    reading = w.state.cache_hot_key > 0 and w.state.cache_hot_reader == "worker"
-    return running("web_server") * 8 + (running("worker") * 4 if reading else 0)
+    return running("web_server") * 8 + (running("worker") * 4 if w.state.workers_read_cache else 0)
 
 
 def _cache(w: World, section: str) -> str:

@@ -131,7 +131,6 @@ def get_status(ctx: ToolContext,
             if r.state == "Terminated":
                 continue
             ready = "1/1" if r.state == "Running" else "0/1"
-            # ready_at 0: up since before the history (a release rolled out in the past set it)
             age = _ago(r.age_s(w.now))
             lines.append(f"{r.name:16} {kind:14} {ready:5} {r.state:17} {r.restarts:<8} {age:5} {r.node.name:10} "
                          f"{r.version:8} {r.role}")
