@@ -214,11 +214,14 @@ def validate_cmd(paths: tuple[str, ...], quiet: bool, dirs: tuple[str, ...]) -> 
 @task_group.command("check")
 @click.argument("tasks", nargs=-1, required=True, metavar="ID_OR_PATH...")
 @click.option("--seeds", default=5, show_default=True, type=click.IntRange(1, 100), help="check seeds 0..N-1")
+@click.option("--seed-start", default=0, show_default=True, type=click.IntRange(min=0),
+              help="first seed: check seeds S..S+N-1, e.g. a held-out range")
 @click.option("--min-marks", type=click.FloatRange(0, 100),
               help="the oracle's bar [default: 98; 95 for generated variants]")
 @TASKS_DIR
-def check_cmd(tasks: tuple[str, ...], seeds: int, min_marks: float | None, dirs: tuple[str, ...]) -> None:
-    """Play tasks on seeds 0..N-1 and print what happened per seed.
+def check_cmd(tasks: tuple[str, ...], seeds: int, seed_start: int, min_marks: float | None,
+              dirs: tuple[str, ...]) -> None:
+    """Play tasks on seeds 0..N-1 (or from --seed-start) and print what happened per seed.
 
     Each task is an id (bundled, SREZERO_TASKS_PATH or --tasks-dir), a gen: id or a .toml path. A task
     passes when, on every seed, the page fires on its own, the oracle makes no invalid action,
@@ -235,10 +238,11 @@ def check_cmd(tasks: tuple[str, ...], seeds: int, min_marks: float | None, dirs:
         except (KeyError, ValueError) as exc:
             raise click.ClickException(str(exc).strip("'\"")) from None
         bar = min_marks_for(spec) if min_marks is None else min_marks
-        results = [check_seed(spec, seed, bar, random_agent=True) for seed in range(seeds)]
+        results = [check_seed(spec, seed, bar, random_agent=True) for seed in range(seed_start, seed_start + seeds)]
         problems = [f"seed {c.seed}: {p}" for c in results for p in c.problems]
         bad += bool(problems)
-        click.echo(f"{'ok  ' if not problems else 'FAIL'}  {spec.id}  ({seeds} seed(s), oracle needs {bar:g} marks)")
+        which = f"{seeds} seed(s)" + (f" from {seed_start}" if seed_start else "")
+        click.echo(f"{'ok  ' if not problems else 'FAIL'}  {spec.id}  ({which}, oracle needs {bar:g} marks)")
         click.echo(f"      {'seed':>4}  {'page':>7}  {'oracle':>6}  {'evidence':>8}  {'invalid':>7}  {'random':>6}")
         for c in results:
             page = f"+{c.page_s:.0f}s" if c.page_s is not None else "never"

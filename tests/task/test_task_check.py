@@ -30,6 +30,15 @@ def test_check_prints_the_numbers_per_seed() -> None:
     assert seed0[2:5] == ["100.0", "1.00", "0"] and float(seed0[5]) < 10
 
 
+def test_seed_start_checks_a_held_out_range() -> None:
+    res = _check("inc-013", "--seeds", "2", "--seed-start", "7")
+    assert res.exit_code == 0, res.output
+    lines = res.output.splitlines()
+    assert "(2 seed(s) from 7, oracle needs 98 marks)" in lines[0]
+    assert [line.split()[0] for line in lines[2:4]] == ["7", "8"]
+    assert _check("inc-013", "--seed-start", "-1").exit_code == 2  # seeds are non-negative
+
+
 def test_check_help_says_id_or_path() -> None:
     assert "ID_OR_PATH" in _check("--help").output
 
