@@ -219,12 +219,16 @@ class ConntrackFull(NodeFault):
     def inject(self, w: World) -> None:
         n = self.node
         self.original = n.conntrack_max
+        self.normal_used = n.conntrack_used  # the node's count under its normal load, before any drop
         n.conntrack_max = pow2_below(max(2048.0, n.conntrack_used / self.params["overcommit"]))
         self.sysctl_change(w, self.KEY, self.original, n.conntrack_max)
 
     def neutralised(self, w: World) -> bool:
+        # sized against the normal load too: a pod restart on the node empties the table for a tick,
+        # which fixes nothing
         n = self.node
-        return n.conntrack_max >= 2 * n.conntrack_used and n.kernel_mem_mb() <= 0.1 * n.mem_total_mb
+        return n.conntrack_max >= 2 * max(n.conntrack_used, self.normal_used) \
+            and n.kernel_mem_mb() <= 0.1 * n.mem_total_mb
 
     def why_active(self, w: World) -> str:
         n = self.node
@@ -411,17 +415,22 @@ class EphemeralPortExhaustion(NodeFault):
         size = max(100, int(n.ports_used / self.params["overcommit"]) // 100 * 100)
         hi = n.port_lo + n.ephemeral_ports - 1  # the low end moves up; the image's high end stays
         n.port_lo, n.ephemeral_ports = hi + 1 - size, size
+        self.normal_tracked = n.conntrack_used  # the node's connections under its normal load
         self.sysctl_change(w, self.KEY, self.original, f"{n.port_lo} {hi}")
 
     @staticmethod
-    def ports_needed(n: Node) -> float:
-        """Ports in use under the node's current settings (the tick derives both tables from one count)."""
-        conns = (n.conntrack_used - 1200) / 30.0
+    def ports_needed(n: Node, tracked: int | None = None) -> float:
+        """Ports in use under the node's current settings (the tick derives both tables from one count),
+        for ``tracked`` connections (default: the node's current count)."""
+        conns = ((n.conntrack_used if tracked is None else tracked) - 1200) / 30.0
         return conns * (1.5 if n.tw_reuse else 6.0) + 300
 
     def neutralised(self, w: World) -> bool:
+        # sized against the normal load too: a pod restart on the node frees its ports for a tick,
+        # which fixes nothing
         n = self.node
-        return self.ports_needed(n) * 1.5 <= n.ephemeral_ports and n.port_lo > max(LISTEN_PORT.values())
+        need = self.ports_needed(n, max(n.conntrack_used, self.normal_tracked))
+        return need * 1.5 <= n.ephemeral_ports and n.port_lo > max(LISTEN_PORT.values())
 
     def why_active(self, w: World) -> str:
         n = self.node
