@@ -12,25 +12,15 @@ from collections.abc import Generator
 from typing import TYPE_CHECKING, Any
 
 from srezero.faults.base import FaultMeta, Param, Remedy, Signal, register
-from srezero.faults.kernel import NodeFault, drain_wait
+from srezero.faults.kernel import NodeFault, drain_wait, evacuated
 from srezero.sim.clock import TICK_S
 from srezero.sim.nodes import log_link_flap
 
 if TYPE_CHECKING:
-    from srezero.sim.components import Node
     from srezero.sim.world import World
 
 EVACUATE = (Remedy("failover", "first, if the database primary runs on the node: promote the replica"),
             Remedy("drain_node", "cordon and drain the node so stateless replicas reschedule on healthy nodes"))
-
-
-def evacuated(w: World, node: Node) -> bool:
-    """The node serves nothing: no database primary, no live stateless replica, and it takes no new work."""
-    if w.topo.db_primary().node is node:
-        return False
-    if any(r.kind != "database" and r.state in ("Running", "Starting", "CrashLoopBackOff") for r in node.replicas):
-        return False
-    return node.cordoned or not node.up
 
 
 class HardwareFault(NodeFault):

@@ -74,6 +74,15 @@ def pow2_below(x: float) -> int:
     return p
 
 
+def evacuated(w: World, node: Node) -> bool:
+    """The node serves nothing: no database primary, no live stateless replica, and it takes no new work."""
+    if w.topo.db_primary().node is node:
+        return False
+    if any(r.kind != "database" and r.state in ("Running", "Starting", "CrashLoopBackOff") for r in node.replicas):
+        return False
+    return node.cordoned or not node.up
+
+
 class NodeFault(Fault):
     """A cause that lives on one node. Subclasses fill ``meta`` and the cause-specific parts."""
 
@@ -225,10 +234,10 @@ class ConntrackFull(NodeFault):
 
     def neutralised(self, w: World) -> bool:
         # sized against the normal load too: a pod restart on the node empties the table for a tick,
-        # which fixes nothing
+        # which fixes nothing; an evacuated node tracks nothing and serves nothing
         n = self.node
-        return n.conntrack_max >= 2 * max(n.conntrack_used, self.normal_used) \
-            and n.kernel_mem_mb() <= 0.1 * n.mem_total_mb
+        return evacuated(w, n) or (n.conntrack_max >= 2 * max(n.conntrack_used, self.normal_used)
+                                   and n.kernel_mem_mb() <= 0.1 * n.mem_total_mb)
 
     def why_active(self, w: World) -> str:
         n = self.node
@@ -427,10 +436,10 @@ class EphemeralPortExhaustion(NodeFault):
 
     def neutralised(self, w: World) -> bool:
         # sized against the normal load too: a pod restart on the node frees its ports for a tick,
-        # which fixes nothing
+        # which fixes nothing; an evacuated node opens no connections and serves nothing
         n = self.node
         need = self.ports_needed(n, max(n.conntrack_used, self.normal_tracked))
-        return need * 1.5 <= n.ephemeral_ports and n.port_lo > max(LISTEN_PORT.values())
+        return evacuated(w, n) or (need * 1.5 <= n.ephemeral_ports and n.port_lo > max(LISTEN_PORT.values()))
 
     def why_active(self, w: World) -> str:
         n = self.node
