@@ -185,6 +185,17 @@ def test_a_tick_with_the_nodes_tables_empty_cures_nothing(cls: type[Fault]) -> N
     assert [x["reason"] for x in writes] == [f"part of the fix of {cls.meta.name}"]
 
 
+@pytest.mark.parametrize("cls", [ConntrackFull, EphemeralPortExhaustion], ids=_id)
+def test_evacuating_the_node_takes_its_small_table_out_of_service(cls: type[Fault]) -> None:
+    # a seed where the database primary lives elsewhere (a drain does not evacuate the primary's node)
+    env = next(e for e in (start(cls, seed) for seed in range(10))
+               if e.world.topo.db_primary().node is not e.world.faults[0].node)
+    w = env.world
+    fault = w.faults[0]
+    writes = play(env, [{"tool": "drain_node", "args": {"node": fault.node.name}}])["writes"]
+    assert fault.neutralised(w) and writes[0]["reason"] == f"neutralised {cls.meta.name}"
+
+
 def test_port_range_below_listening_ports_breaks_the_next_start() -> None:
     w = _world()
     rep = w.services["web_server"].replicas[0]
