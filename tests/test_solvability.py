@@ -38,3 +38,11 @@ def test_the_page_fires_on_its_own(task_ids, seed: int) -> None:
     for task in task_ids:
         ok, why = viable(srezero.get_task(task), seed)
         assert ok, (task, seed, why)
+
+
+def test_a_false_alarms_backlog_is_watched_until_it_clears() -> None:
+    """On inc-011 seed 35 the false alarm's queue backlog outlasts the verification's settling period
+    when the incident is resolved at once; the oracle watches it drain first, as an engineer would."""
+    r = play("inc-011", 35, "oracle")["result"]
+    assert r["success"] and r["marks"] == 100, r["mitigation"]["reasons"]
+    assert r["sim_seconds"] > 180
