@@ -228,7 +228,7 @@ class ConntrackFull(NodeFault):
     def inject(self, w: World) -> None:
         n = self.node
         self.original = n.conntrack_max
-        self.normal_used = n.conntrack_used  # the node's count under its normal load, before any drop
+        self.normal_tracked = n.conntrack_used  # the node's connections under its normal load
         n.conntrack_max = pow2_below(max(2048.0, n.conntrack_used / self.params["overcommit"]))
         self.sysctl_change(w, self.KEY, self.original, n.conntrack_max)
 
@@ -236,7 +236,7 @@ class ConntrackFull(NodeFault):
         # sized against the normal load too: a pod restart on the node empties the table for a tick,
         # which fixes nothing; an evacuated node tracks nothing and serves nothing
         n = self.node
-        return evacuated(w, n) or (n.conntrack_max >= 2 * max(n.conntrack_used, self.normal_used)
+        return evacuated(w, n) or (n.conntrack_max >= 2 * max(n.conntrack_used, self.normal_tracked)
                                    and n.kernel_mem_mb() <= 0.1 * n.mem_total_mb)
 
     def why_active(self, w: World) -> str:

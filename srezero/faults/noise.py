@@ -30,8 +30,9 @@ false_alarm_link            distractor only: a web node's link flaps for a few m
 The ``false_alarm_*`` items are the only ones that breach on purpose, for a few minutes before the
 page of a control task; they are never part of a profile, and the system heals by itself. What they
 leave behind (a queue backlog) can outlast the verification's settling period when the incident is
-resolved at once (inc-011, 4 of 240 seeds), so the oracle watches it drain before resolving. :data:`FALSE_ALARMS` names, for each, the reads that show the page
-was noise (a control task's evidence, and what the oracle reads).
+resolved at once (inc-011, 4 of 240 seeds), so the oracle watches it drain before resolving.
+:data:`FALSE_ALARMS` names, for each, the reads that show the page was noise (a control task's
+evidence, and what the oracle reads).
 
 Two guarantees (tests/faults/test_noise.py): noise never breaches an SLO on its own, and it never
 changes the ground truth. Each noise type draws from its own random stream (so noise never shifts a
