@@ -1,10 +1,11 @@
 """The fluid model: one tick turns capacity, load and component state into telemetry.
 
 Nothing simulates individual requests. Each tick computes rates and fractions per replica from the
-previous tick's state (that one-tick lag is what lets retry storms latch into a metastable state),
-records a column of metrics, and emits discrete events (OOM kills, crash-loop restarts, kernel
-messages) when thresholds are crossed. Dependencies propagate downstream to upstream: cache misses
-load the database, a slow database slows the web tier, a stalled consumer grows the queue.
+previous tick's state (that one-tick lag is what lets retry storms latch into a metastable state;
+only a saturated database's latency is solved within the tick, srezero.sim.database), records a
+column of metrics, and emits discrete events (OOM kills, crash-loop restarts, kernel messages) when
+thresholds are crossed. Dependencies propagate downstream to upstream: cache misses load the
+database, a slow database slows the web tier, a stalled consumer grows the queue.
 """
 
 from __future__ import annotations
@@ -16,6 +17,14 @@ from typing import TYPE_CHECKING
 from srezero.sim import metrics as M
 from srezero.sim.cache import cache_reads, cache_server
 from srezero.sim.clock import TICK_S
+from srezero.sim.database import (
+    SATURATED,
+    pool_shortfall,
+    queueing_latency,
+    settle_latency,
+    thread_load,
+    with_inertia,
+)
 from srezero.sim.lifecycle import lifecycle
 from srezero.sim.nodes import link_loss, node_limits, proxy_failures, update_nodes
 from srezero.sim.queue import queue_tick
@@ -110,7 +119,6 @@ def tick(w: World) -> None:
     web_rps_total = web_err_w = web_lat_w = 0.0
     db_reads = db_writes = pool_used_total = 0.0
     db_offered = 0.0  # queries the web tier would send if its pools were not exhausted
-    opened_conns = 0.0
     published = 0.0
     db_err_prev = st.db_err
     p_slow = st.db_timeout_frac  # queries too slow for the client's timeout (last tick's latency)
@@ -142,16 +150,11 @@ def tick(w: World) -> None:
     mq_net = link_loss(mq_rep.node) if not mq_wrong and mq_rep.state == "Running" else 0.0
     pub_fail = st.publish_frac if mq_wrong else st.publish_frac * mq_net
     # loop invariants: what every web replica sees of its dependencies this tick
-    eff_db = db_lat if db_lat < timeout_ms else timeout_ms
     db_part = (1.0 - hit) * read_q + st.write_frac
     touches_db = db_part if db_part < 1.0 else 1.0
     amp = 1.0 + retries * p_to  # retried queries hit the database again: the retry-storm amplifier
-    base_down = cache_lat + db_part * eff_db * amp + (1.0 if not cache_up else 0.0)
-    hold_db = eff_db  # how long a query holds its pool connection
-    if db_net:  # each attempt lost on the primary's NIC waits out the client timeout first
-        lost_ms = timeout_ms * sum(db_net ** k for k in range(1, retries + 2))
-        base_down += db_part * lost_ms
-        hold_db += lost_ms
+    # each attempt lost on the primary's NIC waits out the client timeout first
+    lost_ms = timeout_ms * sum(db_net ** k for k in range(1, retries + 2)) if db_net else 0.0
     dep_causes: dict[str, float] = {}
     db_fail = 0.0
     if not db_hosts_ok or not db_up:
@@ -188,17 +191,18 @@ def tick(w: World) -> None:
     publish_frac = 0.0 if mq_wrong else st.publish_frac
     pub_wait = 0.0 if mq_wrong else pub_fail  # a refused publish fails at once, a lost one times out
     idle_rows = (0.0, 0.0, 0.0, 0.0, 0.0)
+    running = []  # (replica, its requests, causes, rate-limited share, served, CPU cap, CPU-bound rate, own ms, GC)
     for rep in webs:
-        base = rep.row
-        node = rep.node
         if rep.state != "Running":
             rep.rps = rep.err = 0.0
             rep.cpu = 0.02 if rep.state != "Terminated" else 0.0
             rep.conns = 0.0
             rep.err_causes = {"crash": 1.0} if rep.state == "CrashLoopBackOff" else {}
-            vals[base : base + 10] = array("d", (*idle_rows, rep.cpu, rep.mem_mb if rep.state != "Terminated" else 0.0,
-                                                 0.0, 0.0, rep.restarts))
+            vals[rep.row : rep.row + 10] = array("d", (*idle_rows, rep.cpu,
+                                                       rep.mem_mb if rep.state != "Terminated" else 0.0,
+                                                       0.0, 0.0, rep.restarts))
             continue
+        node = rep.node
         r = accepted * share_of.get(rep.name, 0.0) * (1.0 - no_backend)
         causes = dict(dep_causes) if dep_causes else {}
         # a release's code defect fails requests only on the pods that run it: a rollout spreads it pod by pod
@@ -217,18 +221,64 @@ def tick(w: World) -> None:
         if rep.mem_mb > rep.base_mem_mb * 1.5 and rep.mem_mb > 0.7 * mem_limit:  # a heap near its limit thrashes in GC
             gc = 1.0 + 20.0 * (rep.mem_mb / mem_limit - 0.7)
         cap_cpu = (cpu_cap if cpu_cap > 0.05 else 0.05) * 1000.0 / (cpu_ms * gc)
-        own_ms = web_own / thermal * gc
         if gc > 1.0:
             causes["gc_pressure"] = (gc - 1.0) / 5.0
-        lat_s = (own_ms + base_down) / 1000.0
-        cap_threads = threads / (lat_s if lat_s > 1e-3 else 1e-3)
-        cap = cap_cpu if cap_cpu < cap_threads else cap_threads
-        served = r * (1.0 - limited)
-        u = served / cap if cap > 0 else 10.0
-        u_raw = u  # queued requests carry over: utilisation moves halfway to its new level each tick
-        if rep.load_prev >= 0.0:
-            u = 0.5 * (u + rep.load_prev)
-        rep.load_prev = u_raw
+        running.append((rep, r, causes, defect, limited, r * (1.0 - limited), cpu_cap, cap_cpu,
+                        web_own / thermal * gc, gc))
+
+    # --- the database's cost this tick, and the latency the web tier sees ------------------------
+    workers_up = [r.state for r in S["worker"].replicas].count("Running")
+    conns_total = float(pool * len(running) + workers_up * 4 + 6)
+    dbd = primary.node.data_disk
+    max_conns = dbc["max_connections"]
+    db_causes: dict[str, float] = {}
+    refused = 0.0
+    if conns_total > max_conns:
+        refused = 1.0 - max_conns / conns_total
+        db_causes["too_many_conns"] = refused
+    conn_overhead = 1.0 + min(conns_total, max_conns) / 2500.0
+    disk_f = 1.0 + max(0.0, dbd.latency_ms / 0.3 - 1.0) * 0.35
+    bloat_f = 1.0 + max(0.0, st.db_dead_tuple_pct - 5.0) / 15.0
+    cost = st.db_query_cost * bloat_f * disk_f * conn_overhead
+    lock_ms = st.db_lock_ms
+    if st.db_missing_index:  # reads that needed the index scan the table
+        cost *= st.db_scan_cost
+        db_causes["slow_query"] = 0.05
+    elif st.db_dead_tuple_pct > 20.0:
+        db_causes["slow_query"] = 0.02
+    if t < st.index_build_until or t < st.vacuum_until:  # maintenance competes for I/O
+        cost *= 1.15
+        if st.vacuum_full and t < st.vacuum_until:  # VACUUM FULL holds an exclusive lock on the table
+            lock_ms += 0.6 * float(dbc["statement_timeout_ms"])
+    cap = st.db_capacity_qps * primary.node.thermal_factor / cost
+    base_lat = st.db_base_lat_ms * cost + lock_ms
+    stmt_to = float(dbc["statement_timeout_ms"])
+
+    def web_downstream(lat: float) -> tuple[float, float]:
+        """Milliseconds a request spends below the web tier, and a query holds its pool connection."""
+        eff = lat if lat < timeout_ms else timeout_ms
+        return cache_lat + db_part * eff * amp + (1.0 if not cache_up else 0.0) + db_part * lost_ms, eff + lost_ms
+
+    if st.db_util > SATURATED and db_up and db_hosts_ok:  # solve the closed loop instead of reading last tick
+        def demand(lat: float) -> tuple[float, float]:
+            down, hold = web_downstream(lat)
+            kept = offered = st.db_worker_q
+            for run in running:
+                served = run[5]
+                u = thread_load(served, run[7], run[8], down, threads, run[0].load_prev)[2]
+                work = served * (1.0 - (1.0 - 1.0 / u)) if u > 1.0 else served  # as the pass below sheds
+                offered += work * amp * q_per_req
+                kept += work * amp * (1.0 - pool_shortfall(work * q_per_req * (hold / 1000.0),
+                                                           pool - run[0].leaked_conns)) * q_per_req
+            return kept, offered
+        db_lat = settle_latency(demand, db_lat, cap, base_lat, conns_total, max_conns, stmt_to)
+
+    base_down, hold_db = web_downstream(db_lat)
+    for rep, r, causes, defect, limited, served, cpu_cap, cap_cpu, own_ms, gc in running:
+        base = rep.row
+        node = rep.node
+        lat_s, u_raw, u = thread_load(served, cap_cpu, own_ms, base_down, threads, rep.load_prev)
+        rep.load_prev = u_raw  # queued requests carry over: utilisation moves halfway to its new level each tick
         shed = 1.0 - 1.0 / u if u > 1.0 else 0.0
         if shed > 0:
             causes["overload"] = shed
@@ -237,13 +287,12 @@ def tick(w: World) -> None:
         # a connection is held until the query returns or the client gives up
         need = work * q_per_req * (hold_db / 1000.0)
         free = pool - rep.leaked_conns  # leaked connections are checked out and never come back
-        pool_wait = (1.0 - free / need if free > 0 else 1.0) if need > free else 0.0
+        pool_wait = (1.0 - free / need if free > 0 else 1.0) if need > free else 0.0  # pool_shortfall, inlined
         need += rep.leaked_conns
         if pool_wait > 0.001:
             causes["db_pool_timeout"] = pool_wait
         in_use = need if need < pool else float(pool)
         pool_used_total += in_use
-        opened_conns += pool
         fds = 180.0 + in_use + served * lat_s * 1.2
         emfile = 0.0
         if fds > fd_limit:
@@ -327,46 +376,9 @@ def tick(w: World) -> None:
                                   cache_to if st.workers_read_cache else 0.0)
 
     # --- database -----------------------------------------------------------------------------
-    dbd = primary.node.data_disk
     total_q = db_reads + db_writes + worker_db_writes
-    conns_total = opened_conns + len(workers_ready) * 4 + 6
-    max_conns = dbc["max_connections"]
-    db_causes: dict[str, float] = {}
-    refused = 0.0
-    if conns_total > max_conns:
-        refused = 1.0 - max_conns / conns_total
-        db_causes["too_many_conns"] = refused
-    conn_overhead = 1.0 + min(conns_total, max_conns) / 2500.0
-    disk_f = 1.0 + max(0.0, dbd.latency_ms / 0.3 - 1.0) * 0.35
-    bloat_f = 1.0 + max(0.0, st.db_dead_tuple_pct - 5.0) / 15.0
-    cost = st.db_query_cost * bloat_f * disk_f * conn_overhead
-    lock_ms = st.db_lock_ms
-    if st.db_missing_index:  # reads that needed the index scan the table
-        cost *= st.db_scan_cost
-        db_causes["slow_query"] = 0.05
-    elif st.db_dead_tuple_pct > 20.0:
-        db_causes["slow_query"] = 0.02
-    if t < st.index_build_until or t < st.vacuum_until:  # maintenance competes for I/O
-        cost *= 1.15
-        if st.vacuum_full and t < st.vacuum_until:  # VACUUM FULL holds an exclusive lock on the table
-            lock_ms += 0.6 * float(dbc["statement_timeout_ms"])
-    cap = st.db_capacity_qps * primary.node.thermal_factor / cost
-    # exhausted pools queue at the client and keep the server saturated: its load does not fall
-    # below what it can serve while more is offered (Little's law in a closed connection pool)
-    busy_q = db_offered + worker_db_writes
-    busy_q = cap * 0.97 if busy_q > cap * 0.97 else busy_q
-    db_u = (total_q if total_q > busy_q else busy_q) / cap if cap > 0 else 10.0
-    base_lat = st.db_base_lat_ms * cost + lock_ms
-    stmt_to = float(dbc["statement_timeout_ms"])
-    if db_u < 0.95:
-        new_lat = base_lat / (1.0 - db_u)
-    else:
-        new_lat = base_lat * 20.0 + (db_u - 0.95) * stmt_to * 2.0
-        # a saturated server queues at most its clients' open connections (Little's law): past that,
-        # clients wait for a pool connection instead, which is what keeps overload from oscillating
-        held = base_lat + (conns_total if conns_total < max_conns else max_conns) / cap * 1000.0
-        new_lat = new_lat if new_lat < held else held
-    new_lat = min(new_lat, stmt_to)
+    new_lat, db_u = queueing_latency(total_q, db_offered + worker_db_writes, cap, base_lat, conns_total, max_conns,
+                                     stmt_to)
     overload = 1.0 - 1.0 / db_u if db_u > 1.0 else 0.0
     if overload > 0.001:
         db_causes["statement_timeout"] = overload
@@ -403,9 +415,8 @@ def tick(w: World) -> None:
     # client timeouts for the next tick: smooth in the ratio of latency to the client timeout
     ratio = new_lat / timeout_ms
     st.db_timeout_frac = 0.0 if ratio < 0.5 else min(1.0, 1.0 / (1.0 + math.exp(-(ratio - 1.0) * 20.0)))
-    # queued work drains over more than one tick: latency moves toward its new level with inertia
-    prev_lat = st.db_lat_ms
-    st.db_lat_ms = 0.5 * (prev_lat + new_lat) if new_lat < prev_lat else 0.3 * prev_lat + 0.7 * new_lat
+    st.db_lat_ms = with_inertia(st.db_lat_ms, new_lat)
+    st.db_util, st.db_worker_q = db_u, worker_db_writes
     replica_q = db_writes + worker_db_writes
     for rep in db.replicas:
         base = rep.row

@@ -83,6 +83,8 @@ class ModelState:
     db_lat_ms: float = 3.0
     db_err: float = 0.0
     db_timeout_frac: float = 0.0  # share of client queries timing out last tick
+    db_util: float = 0.0  # the primary's utilisation last tick (srezero.sim.database.SATURATED)
+    db_worker_q: float = 0.0  # the workers' queries per second last tick
     db_err_causes: dict[str, float]
     cache_ready_since: float = -1e9
     cache_held: float = -1.0  # share of the working set the cache holds (srezero.sim.cache.cache_contents); -1: unset
