@@ -47,6 +47,10 @@ class CacheEvictionStorm(TunedConfig):
     def probes(self, w: World) -> tuple[Any, Any]:
         return int(w.state.cache_ws_mb * 0.8), 65_536
 
+    def oracle_fix(self, w: World) -> list[dict[str, Any]]:
+        # the cache refills only as fast as the saturated database answers its misses: watch it recover
+        return [*super().oracle_fix(w), {"tool": "wait", "args": {"seconds": 120}}]
+
 
 @register
 class CacheCrashHerd(TunedConfig):
