@@ -43,18 +43,21 @@ def with_inertia(prev_lat: float, new_lat: float) -> float:
 
 
 def thread_load(served: float, cap_cpu: float, own_ms: float, down_ms: float, threads: int,
-                prev_u: float) -> tuple[float, float, float]:
-    """A web replica's request time (s), and its utilisation this tick before and after smoothing.
+                prev_u: float) -> tuple[float, float, float, float]:
+    """A web replica's request time (s), its utilisation this tick before and after smoothing, and the
+    share of its requests it sheds.
 
     Its capacity is the lesser of what its CPU and its threads can serve (a thread is busy for the
     replica's own work plus ``down_ms`` below it); queued requests carry over, so the utilisation
-    moves halfway from ``prev_u`` (the last tick's; negative when there is none).
+    moves halfway from ``prev_u`` (the last tick's; negative when there is none). Past full
+    utilisation the excess is shed.
     """
     lat_s = (own_ms + down_ms) / 1000.0
     cap_threads = threads / (lat_s if lat_s > 1e-3 else 1e-3)
     cap = cap_cpu if cap_cpu < cap_threads else cap_threads
-    u = served / cap if cap > 0 else 10.0
-    return lat_s, u, (0.5 * (u + prev_u) if prev_u >= 0.0 else u)
+    u_raw = served / cap if cap > 0 else 10.0
+    u = 0.5 * (u_raw + prev_u) if prev_u >= 0.0 else u_raw
+    return lat_s, u_raw, u, (1.0 - 1.0 / u if u > 1.0 else 0.0)
 
 
 def pool_shortfall(need: float, free: float) -> float:

@@ -191,7 +191,9 @@ def tick(w: World) -> None:
     publish_frac = 0.0 if mq_wrong else st.publish_frac
     pub_wait = 0.0 if mq_wrong else pub_fail  # a refused publish fails at once, a lost one times out
     idle_rows = (0.0, 0.0, 0.0, 0.0, 0.0)
-    running = []  # (replica, its requests, causes, rate-limited share, served, CPU cap, CPU-bound rate, own ms, GC)
+    # each running replica: (replica, its requests, causes, code-defect rate, rate-limited share, served,
+    # CPU cap, CPU-bound rate, own ms, GC factor)
+    running = []
     for rep in webs:
         if rep.state != "Running":
             rep.rps = rep.err = 0.0
@@ -227,8 +229,7 @@ def tick(w: World) -> None:
                         web_own / thermal * gc, gc))
 
     # --- the database's cost this tick, and the latency the web tier sees ------------------------
-    workers_up = [r.state for r in S["worker"].replicas].count("Running")
-    conns_total = float(pool * len(running) + workers_up * 4 + 6)
+    conns_total = float(pool * len(running) + len(S["worker"].ready_replicas()) * 4 + 6)
     dbd = primary.node.data_disk
     max_conns = dbc["max_connections"]
     db_causes: dict[str, float] = {}
@@ -263,13 +264,11 @@ def tick(w: World) -> None:
         def demand(lat: float) -> tuple[float, float]:
             down, hold = web_downstream(lat)
             kept = offered = st.db_worker_q
-            for run in running:
-                served = run[5]
-                u = thread_load(served, run[7], run[8], down, threads, run[0].load_prev)[2]
-                work = served * (1.0 - (1.0 - 1.0 / u)) if u > 1.0 else served  # as the pass below sheds
+            for rep, _, _, _, _, served, _, cap_cpu, own_ms, _ in running:  # as the pass below sends them
+                work = served * (1.0 - thread_load(served, cap_cpu, own_ms, down, threads, rep.load_prev)[3])
                 offered += work * amp * q_per_req
                 kept += work * amp * (1.0 - pool_shortfall(work * q_per_req * (hold / 1000.0),
-                                                           pool - run[0].leaked_conns)) * q_per_req
+                                                           pool - rep.leaked_conns)) * q_per_req
             return kept, offered
         db_lat = settle_latency(demand, db_lat, cap, base_lat, conns_total, max_conns, stmt_to)
 
@@ -277,17 +276,15 @@ def tick(w: World) -> None:
     for rep, r, causes, defect, limited, served, cpu_cap, cap_cpu, own_ms, gc in running:
         base = rep.row
         node = rep.node
-        lat_s, u_raw, u = thread_load(served, cap_cpu, own_ms, base_down, threads, rep.load_prev)
+        lat_s, u_raw, u, shed = thread_load(served, cap_cpu, own_ms, base_down, threads, rep.load_prev)
         rep.load_prev = u_raw  # queued requests carry over: utilisation moves halfway to its new level each tick
-        shed = 1.0 - 1.0 / u if u > 1.0 else 0.0
         if shed > 0:
             causes["overload"] = shed
         qf = 1.0 / (1.0 - (u if u < 0.95 else 0.95))
         work = served * (1.0 - shed)
         # a connection is held until the query returns or the client gives up
         need = work * q_per_req * (hold_db / 1000.0)
-        free = pool - rep.leaked_conns  # leaked connections are checked out and never come back
-        pool_wait = (1.0 - free / need if free > 0 else 1.0) if need > free else 0.0  # pool_shortfall, inlined
+        pool_wait = pool_shortfall(need, pool - rep.leaked_conns)  # leaked connections never come back
         need += rep.leaked_conns
         if pool_wait > 0.001:
             causes["db_pool_timeout"] = pool_wait
@@ -364,7 +361,7 @@ def tick(w: World) -> None:
         published += served * (1.0 - err) * publish_frac
     web_err = web_err_w / web_rps_total if web_rps_total > 0 else (1.0 if accepted > 0 else 0.0)
     web_lat = web_lat_w / web_rps_total if web_rps_total > 0 else 0.0
-    ready_webs = sum(1 for r in webs if r.state == "Running")
+    ready_webs = len(running)
     if accepted > 0 and web_rps_total <= 0:
         lb_causes["no_upstream"] = 1.0
 

@@ -34,7 +34,7 @@ def queue_tick(w: World, published: float, db_lat: float, db_err_prev: float, db
     mq_up = mq_rep.state == "Running" and mq_rep.node.up
     wk = S["worker"]
     wkc = wk.config
-    workers_ready = [r for r in wk.replicas if r.state == "Running"]
+    workers_ready = wk.ready_replicas()
     proc_s = job_seconds(st, db_lat)
     per_rep = min(wkc["concurrency"], mqc["max_inflight"])
     # a worker behind a lossy link spends its slots waiting out timeouts on the broker and the database
