@@ -72,7 +72,7 @@ def _values(spec: ToolSpec, name: str, prop: dict[str, Any], required: bool, ent
             metrics: list[str]) -> list[Any]:
     """The values the sweep passes for one argument, from its JSON schema.
 
-    An enum gives all of its values, a boolean both; a number its default. The entity argument
+    An enum gives all of its values, a boolean both; a number, or an optional union, its default. The entity argument
     (``target_arg``) gets every entity name (services, replicas, nodes, disks; invalid ones are error
     observations, also checked) plus its default (usually "" for "all"); another required string
     gets every metric name (``query_metrics(metric)``), an optional one its default. An argument
@@ -80,6 +80,8 @@ def _values(spec: ToolSpec, name: str, prop: dict[str, Any], required: bool, ent
     """
     if "enum" in prop:
         return list(prop["enum"])
+    if "anyOf" in prop and "default" in prop:  # an optional number or null (wait's watch bounds): its default
+        return [prop["default"]]
     kind = prop.get("type")
     if kind == "boolean":
         return [False, True]

@@ -10,6 +10,7 @@ from typing import Any
 from srezero.backends._k8s_support import _labels
 from srezero.backends.prometheus import PIPELINE_ALERTS, Prometheus, alert_line, promql
 from srezero.tools.registry import ToolError, ToolOutput
+from srezero.tools.watch import SAMPLE_S, is_met, watch_head
 
 MAX_SERIES = 20  # query_metrics shows at most this many series
 
@@ -22,6 +23,8 @@ class PromTools:
     queries: dict[str, str]
     namespace: str
     _wall: Callable[[], dt.datetime]
+    advance: Callable[[float], None]
+    now: Callable[[], float]
 
     def _prom(self, tool: str) -> Prometheus:
         if self.prometheus is None:
@@ -57,6 +60,27 @@ class PromTools:
         return ToolOutput(text, {"target": target, "metric": metric, "values": series[0][1][-30:],
                                  "series": [{"labels": label, "values": values[-30:]}
                                             for label, values in series[:MAX_SERIES]]})
+
+    def _watch(self, seconds: int, target: str, metric: str, bound: float, below: bool
+               ) -> tuple[str, dict[str, Any]]:
+        """``wait``'s watch: an instant query now and every :data:`SAMPLE_S` until the metric is past ``bound``
+        or ``seconds`` have passed. Every series must be past it (the worst pod counts); no data never is."""
+        prom = self._prom("a watch (wait with target and metric)")
+        query = promql(metric, target, self.namespace, self.queries)
+
+        def sample() -> float | None:
+            values = [v for _, v in prom.query(query) if v == v]  # NaN: a series with no sample
+            return (max(values) if below else min(values)) if values else None
+
+        start = self.now()
+        value = sample()
+        while not is_met(value, bound, below) and self.now() - start < seconds:
+            self.advance(min(SAMPLE_S, seconds - (self.now() - start)))
+            value = sample()
+        met = is_met(value, bound, below)
+        waited = round(self.now() - start, 3)
+        head = watch_head(waited, seconds, False, met, target, metric, value, bound, below)
+        return head, {"waited_s": int(waited) if waited.is_integer() else waited, "met": met, "value": value}
 
     def _mine(self) -> list[dict[str, Any]]:
         alerts = self._prom("get_alerts").alerts()

@@ -47,8 +47,12 @@ LIVE: dict[str, tuple[str, dict[str, str]]] = {
                        "metric": "metric name, e.g. error_rate, latency_p99_ms (get_topology lists them)"}),
     "get_alerts": ("Prometheus alerts of this namespace (and those without a namespace), pending and firing.", {}),
     "wait": ("Wait in real time without acting, e.g. while a rollout finishes; then show every workload's "
-             "rollout state (and the firing alerts when Prometheus is configured).",
-             {"seconds": "how long to wait, 10-600 seconds of real time"}),
+             "rollout state (and the firing alerts when Prometheus is configured). Given a target's metric and a "
+             "bound (below or above), the wait ends at the first 30 s Prometheus sample past the bound (at once if "
+             "the current one is; every series of the target must be past it).",
+             {"seconds": "how long to wait, 10-600 seconds of real time",
+              "target": "with metric and below or above: a deployment, pod or node to watch (needs Prometheus)",
+              "metric": "with target: the metric whose sample ends the wait early (get_topology lists them)"}),
 }
 
 

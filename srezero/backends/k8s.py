@@ -81,6 +81,7 @@ from srezero.backends.prometheus import (
     is_backend_status,
 )
 from srezero.tools.registry import ToolError, ToolOutput
+from srezero.tools.watch import watch_bound
 
 __all__ = ["BackendError", "BackendUnavailable", "KubernetesBackend", "PermissionDenied"]
 
@@ -434,18 +435,25 @@ class KubernetesBackend(EventLogTools, NodeTools, PromTools):
                     body={"spec": {"replicas": replicas}})
         return ToolOutput(f"scaling {service} to {replicas} replica(s)")
 
-    def _wait(self, seconds: int = 60) -> ToolOutput:
-        """Real time passes; then each workload's rollout state (and firing alerts), as a rollout is watched."""
-        self.advance(seconds)
+    def _wait(self, seconds: int = 60, target: str = "", metric: str = "", below: float | None = None,
+              above: float | None = None) -> ToolOutput:
+        """Real time passes; then each workload's rollout state (and firing alerts), as a rollout is watched.
+        A watch (a metric and a bound) ends the wait early, polling Prometheus (:meth:`_watch`)."""
+        watch = watch_bound(target, metric, below, above)
+        if watch is None:
+            self.advance(seconds)
+            head, data = f"waited {seconds} s", {"waited_s": seconds}
+        else:
+            head, data = self._watch(seconds, target, metric, *watch)
         try:
-            lines, data = summary(list_workloads(self.apps, self.namespace))
+            lines, workloads = summary(list_workloads(self.apps, self.namespace))
             state = "\n".join(lines) if lines else f"no deployments, statefulsets or daemonsets in {self.namespace}"
         except Exception as exc:  # the wait happened; only the look afterwards failed
-            data, state = {}, f"workload state unavailable: {self.classify(exc, 'wait')}"
-        text = f"waited {seconds} s\n{state}"
+            workloads, state = {}, f"workload state unavailable: {self.classify(exc, 'wait')}"
+        text = f"{head}\n{state}"
         if self.prometheus:
             try:
                 text += f"\nfiring alerts: {self._firing_names()}"
             except ToolError as exc:
                 text += f"\nfiring alerts unavailable: {exc}"
-        return ToolOutput(text, {"waited_s": seconds, "workloads": data})
+        return ToolOutput(text, {**data, "workloads": workloads})

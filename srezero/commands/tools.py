@@ -67,7 +67,7 @@ def _argument_table(schema: dict[str, Any], defs: dict[str, Any]) -> list[str]:
     required = set(schema.get("required", []))
     for name, prop in props.items():
         prop = resolve_ref(prop, defs)
-        typ = prop.get("type") or " | ".join(x.get("type", "object") for x in prop.get("anyOf", [])) or "object"
+        typ = prop.get("type") or " or ".join(x.get("type", "object") for x in prop.get("anyOf", [])) or "object"
         if typ == "array" and "$ref" in prop.get("items", {}):
             typ = f"array of {prop['items']['$ref'].rsplit('/', 1)[-1]}"
         if "enum" in prop:

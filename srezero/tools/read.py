@@ -13,6 +13,7 @@ from srezero.sim.clock import TICK_S
 from srezero.telemetry import logs, traces
 from srezero.telemetry import node as nodediag
 from srezero.tools.registry import ToolError, ToolOutput, tool
+from srezero.tools.watch import is_met, watch_bound, watch_head
 
 if TYPE_CHECKING:
     from srezero.sim.world import World
@@ -139,6 +140,17 @@ def get_status(ctx: ToolContext,
     return ToolOutput("\n".join(lines), data)
 
 
+def _metric_row(w: World, target: str, metric: str) -> int:
+    """The buffer row of ``metric`` of ``target`` (a service, replica or node), or a ToolError naming the choices."""
+    kind = w.entity_kind(target)
+    if kind in (None, "disk"):
+        raise ToolError(f"unknown target {target!r}; use a service ({', '.join(w.services)}), a replica or a node")
+    names = M.metric_names(target if kind == "service" else kind)
+    if metric not in names:
+        raise ToolError(f"{target} has no metric {metric!r}; available: {', '.join(names)}")
+    return w.row_of[(target, metric)]
+
+
 @tool("read", 10, target_arg="target")
 def query_metrics(ctx: ToolContext,
                   target: Annotated[str, "a service, replica or node name"],
@@ -146,13 +158,7 @@ def query_metrics(ctx: ToolContext,
                   window_s: Annotated[Window, "look-back window in seconds (60-7200)"] = 900) -> ToolOutput:
     """Query one metric's time series for a service, replica or node over a recent window."""
     w = ctx.world
-    kind = w.entity_kind(target)
-    if kind in (None, "disk"):
-        raise ToolError(f"unknown target {target!r}; use a service ({', '.join(w.services)}), a replica or a node")
-    names = M.metric_names(target if kind == "service" else kind)
-    if metric not in names:
-        raise ToolError(f"{target} has no metric {metric!r}; available: {', '.join(names)}")
-    row = w.row_of[(target, metric)]
+    row = _metric_row(w, target, metric)
     c1 = w.col
     c0 = max(0, c1 - int(window_s // TICK_S) + 1)
     values = w.series(row, c0, c1)
@@ -287,22 +293,49 @@ def node_diagnostics(ctx: ToolContext,
 
 @tool("read", 0)
 def wait(ctx: ToolContext,
-         seconds: Annotated[int, Field(ge=10, le=600), "how long to watch before the next action (10-600)"] = 60
+         seconds: Annotated[int, Field(ge=10, le=600), "how long to watch before the next action (10-600)"] = 60,
+         target: Annotated[str, "with metric and below or above: a service, replica or node to watch"] = "",
+         metric: Annotated[str, "with target: the metric whose sample ends the watch early"] = "",
+         below: Annotated[float | None, "end the watch at the first sample of the metric below this value"] = None,
+         above: Annotated[float | None, "end the watch at the first sample of the metric above this value"] = None,
          ) -> ToolOutput:
-    """Let simulated time pass without acting, e.g. while a fix takes effect; shows the edge afterwards.
-    The watch ends where the episode's time budget does."""
+    """Let simulated time pass without acting, e.g. while a fix takes effect; shows the edge afterwards. Given a
+    target's metric and a bound (below or above), the watch ends at the first 30 s sample past the bound (at once
+    if the latest one is). The watch ends where the episode's time budget does."""
     w = ctx.world
     ep = ctx.episode
-    asked = seconds
+    watch = watch_bound(target, metric, below, above)
+    row = _metric_row(w, target, metric) if watch is not None else 0
+    limit = seconds
     if ep is not None:  # watching past the budget would let the world run on after the episode ended
-        seconds = min(seconds, math.ceil(ep.time_left_s()))
-    w.advance(seconds)
+        limit = min(seconds, math.ceil(ep.time_left_s()))
+    cut = limit < seconds
+    if watch is None:
+        w.advance(limit)
+        head, data = f"waited {limit} s" + (f" of {seconds} (the time budget ran out)" if cut else ""), {"waited_s": limit}
+    else:
+        bound, is_below = watch
+        start = w.now
+        end = start + limit
+        value = _latest(w, row)
+        while not is_met(value, bound, is_below) and w.now < end:
+            # one second past the next sample, so that the tick due then has run
+            w.advance(min(end, (w.col + 1) * TICK_S + 1.0) - w.now)
+            value = _latest(w, row)
+        met = is_met(value, bound, is_below)
+        waited = round(w.now - start, 3)
+        head = watch_head(waited, seconds, cut, met, target, metric, value, bound, is_below)
+        data = {"waited_s": int(waited) if waited.is_integer() else waited, "met": met, "value": value}
     err = w.vals[w.row_of[("load_balancer", "error_rate")]]
     p99 = w.vals[w.row_of[("load_balancer", "latency_p99_ms")]]
     firing = sorted({a.name for a in w.alerts.listing(w.now) if a.firing})
-    cut = f" of {asked} (the time budget ran out)" if seconds < asked else ""
-    return ToolOutput(f"waited {seconds} s{cut}; edge error ratio {err:.2%}, p99 {p99:.0f} ms; "
-                      f"firing alerts: {', '.join(firing) or 'none'}", {"waited_s": seconds})
+    return ToolOutput(f"{head}; edge error ratio {err:.2%}, p99 {p99:.0f} ms; "
+                      f"firing alerts: {', '.join(firing) or 'none'}", data)
+
+
+def _latest(w: World, row: int) -> float:
+    """The latest sample of a row as query_metrics shows it (measurement noise included)."""
+    return round(float(w.series(row, w.col, w.col)[0]), 6)
 
 
 def _nested_repeat(pattern: str) -> bool:

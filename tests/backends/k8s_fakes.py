@@ -193,6 +193,8 @@ class FakeProm:
         self.urls.append(url)
         path = urlsplit(url).path.rsplit("/", 1)[-1]
         data = self.answers[path]
+        if callable(data):  # an answer that changes from call to call
+            data = data()
         if isinstance(data, Exception):
             raise data
         return orjson.dumps({"status": "success", "data": data})

@@ -280,6 +280,30 @@ def test_wait_sleeps_then_shows_the_rollouts() -> None:
     assert obs.data["workloads"]["deployment/web"]["available"] == 1
 
 
+def test_a_watched_wait_polls_prometheus_until_every_series_is_past_the_bound() -> None:
+    samples = iter([(0.4, 0.2), (0.3, 0.05), (0.02, 0.01)])  # two pods' error ratios, one poll after another
+
+    def vector() -> dict:
+        return {"resultType": "vector", "result": [{"metric": {"pod": f"web-{i}"}, "value": [0, str(v)]}
+                                                   for i, v in enumerate(next(samples))]}
+
+    env, _, clock = live(cluster_responses(available=3), FakeProm({"query": vector, "alerts": {"alerts": []}}))
+    env.reset()
+    obs, *_ = env.step("wait(seconds=600, target='web', metric='error_rate', below=0.1)")
+    assert obs.ok and clock.slept == [30.0, 30.0]  # the first poll is at once; web-0 still at 0.3 on the second
+    assert obs.text.startswith("waited ") and " s of 600: error_rate of web is 0.02, below 0.1\n" in obs.text
+    assert obs.data["met"] and obs.data["value"] == 0.02 and "deployment/web" in obs.data["workloads"]
+    samples = iter([(0.4,)] * 3)
+    obs, *_ = env.step("wait(seconds=70, target='web', metric='error_rate', below=0.1)")
+    assert len(clock.slept) == 4 and sum(clock.slept[2:]) <= 70  # never sleeps past the seconds asked
+    assert "(the watch ran out): error_rate of web is 0.4, not below 0.1" in obs.text and not obs.data["met"]
+    bare, _, _ = live(cluster_responses(available=3))
+    bare.reset()
+    obs, *_ = bare.step("wait(seconds=60, target='web', metric='error_rate', below=0.1)")
+    assert obs.error == ("a watch (wait with target and metric) is not supported by this backend without a "
+                         "Prometheus URL (--prometheus-url)")
+
+
 # ---------------------------------------------------------------------------- 6: RBAC
 def test_topology_without_node_permission_says_nodes_are_not_visible() -> None:
     b, _ = backend({"apps.list_namespaced_deployment": kc.V1DeploymentList(items=[deployment("web")]),
