@@ -40,8 +40,8 @@ from typing import Any
 
 from srezero.backend import SimBackend
 from srezero.faults.base import Fault, RootCause
-from srezero.faults.kernel import drain_wait
 from srezero.faults.noise import FALSE_ALARMS
+from srezero.faults.queue import drain_wait
 from srezero.scoring import collateral as coll
 from srezero.scoring import diagnosis as diag
 from srezero.scoring import marks as mk
@@ -335,8 +335,7 @@ class Episode:
         plan.append({"tool": "submit_diagnosis", "args": {"root_causes": claims, "summary": "oracle"}})
         for f in self.faults:
             plan += f.oracle_fix(w)
-        if not self.faults:  # a false alarm's aftermath (a queue backlog) clears by itself: watch it go
-            plan += drain_wait(w)
+        plan += drain_wait(w)  # a backlog (a fault's, or a false alarm's aftermath) drains after the fix: watch it go
         plan.append({"tool": "resolve", "args": {"note": "oracle"}})
         return plan
 

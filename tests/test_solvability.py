@@ -46,3 +46,17 @@ def test_a_false_alarms_backlog_is_watched_until_it_clears() -> None:
     r = play("inc-011", 35, "oracle")["result"]
     assert r["success"] and r["marks"] == 100, r["mitigation"]["reasons"]
     assert r["sim_seconds"] > 180
+
+
+@pytest.mark.parametrize(("task", "seed"), [("inc-023", 55), ("inc-024", 146), ("inc-025", 160), ("inc-037", 38)])
+def test_the_oracle_watches_a_backlog_drain_instead_of_timing_it(task: str, seed: int) -> None:
+    """On these seeds a wait sized at the page from the backlog then (or none, for a young one) left the oldest
+    message above its SLO in the verification window: the backlog grew until the fix landed. The oracle now
+    watches the queue's age fall under three quarters of the SLO before it resolves."""
+    played = play(task, seed, "oracle")
+    r = played["result"]
+    assert r["success"] and r["marks"] == 100, r["mitigation"]["reasons"]
+    slo = srezero.get_task(task).slo.queue_age_s
+    watches = [s for s in played["trajectory"] if s["tool"] == "wait" and s["args"]["metric"] == "queue_age_s"]
+    assert watches and all(s["args"]["below"] == 0.75 * slo for s in watches)
+    assert watches[-1]["text"].split(";")[0].endswith(f", below {0.75 * slo:g}")

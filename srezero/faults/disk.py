@@ -12,7 +12,6 @@ from collections.abc import Generator
 from typing import TYPE_CHECKING, Any
 
 from srezero.faults.base import Fault, FaultMeta, Param, Remedy, RootCause, Signal, register
-from srezero.faults.kernel import drain_wait
 from srezero.sim.clock import TICK_S
 
 if TYPE_CHECKING:
@@ -158,8 +157,7 @@ class DiskSpaceFault(Fault):
         return reads
 
     def oracle_fix(self, w: World) -> list[dict[str, Any]]:
-        return [{"tool": "cleanup_disk", "args": {"node": self.disk.node.name, "device": self.disk.device}},
-                *drain_wait(w)]
+        return [{"tool": "cleanup_disk", "args": {"node": self.disk.node.name, "device": self.disk.device}}]
 
     def envelope_violations(self, w: World) -> list[list[dict[str, Any]]]:
         d = self.disk
@@ -315,4 +313,4 @@ class FailSlowDisk(Fault):
                 {"tool": "query_metrics", "args": {"target": node, "metric": "disk_latency_ms"}}]
 
     def oracle_fix(self, w: World) -> list[dict[str, Any]]:
-        return [{"tool": "failover", "args": {"service": "database"}}, *drain_wait(w)]
+        return [{"tool": "failover", "args": {"service": "database"}}]

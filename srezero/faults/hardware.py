@@ -12,7 +12,7 @@ from collections.abc import Generator
 from typing import TYPE_CHECKING, Any
 
 from srezero.faults.base import FaultMeta, Param, Remedy, Signal, register
-from srezero.faults.kernel import NodeFault, drain_wait, evacuated
+from srezero.faults.kernel import NodeFault, evacuated
 from srezero.sim.clock import TICK_S
 from srezero.sim.nodes import log_link_flap
 
@@ -37,7 +37,7 @@ class HardwareFault(NodeFault):
         fix = []
         if w.topo.db_primary().node is self.node:
             fix.append({"tool": "failover", "args": {"service": "database"}})
-        return [*fix, {"tool": "drain_node", "args": {"node": self.node.name}}, *drain_wait(w)]
+        return [*fix, {"tool": "drain_node", "args": {"node": self.node.name}}]
 
     def envelope_violations(self, w: World) -> list[list[dict[str, Any]]]:
         """Cordoning alone keeps the replicas on the bad node."""

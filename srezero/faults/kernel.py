@@ -27,7 +27,6 @@ from srezero.sim import changes
 from srezero.sim.clock import TICK_S
 from srezero.sim.components import HOST_JOBS, Daemon, Node
 from srezero.sim.lifecycle import LISTEN_PORT
-from srezero.sim.queue import job_seconds
 from srezero.sim.rng import stable_int
 
 if TYPE_CHECKING:
@@ -42,28 +41,6 @@ def node_of(target: Any) -> Node:
     if target.kind in ("disk", "replica"):
         return obj.node
     raise ValueError(f"{target.name} is not on a node; use a node(...) selector")
-
-
-def drain_wait(w: World) -> list[dict[str, Any]]:
-    """After a fix, watch a queue backlog drain before resolving (what a careful engineer does).
-
-    The wait is the backlog over the healthy worker pool's spare capacity, less the verification
-    window's settling period, and never under 3 minutes (5 for a large backlog)."""
-    st = w.state
-    depth = st.mq_depth
-    if depth <= 1500:
-        return []
-    workers = w.services["worker"]
-    per_replica = min(workers.config["concurrency"], w.services["message_queue"].config["max_inflight"])
-    proc_s = job_seconds(st, st.db_base_lat_ms)
-    spare = len(workers.replicas) * per_replica / proc_s - st.base_rps * st.publish_frac
-    drain_s = depth / max(spare, 1.0) - 120.0
-    total = max(300 if depth > 5000 else 180, int(-(-drain_s // 30) * 30))
-    waits = []
-    while total > 0:
-        waits.append({"tool": "wait", "args": {"seconds": max(10, min(600, total))}})
-        total -= 600
-    return waits
 
 
 def pow2_below(x: float) -> int:
@@ -330,7 +307,7 @@ class NodeOOM(NodeFault):
         return rc
 
     def oracle_fix(self, w: World) -> list[dict[str, Any]]:
-        return [{"tool": "kill_process", "args": {"node": self.node.name, "process": self.job}}, *drain_wait(w)]
+        return [{"tool": "kill_process", "args": {"node": self.node.name, "process": self.job}}]
 
 
 # ------------------------------------------------------------------ clock

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 from srezero.faults.base import FaultMeta, Param, Remedy, RootCause, Signal, register
 from srezero.faults.common import CFG, CHANGE, Declared, TunedConfig, baseline, healthy_db_lat, live
 from srezero.faults.envelopes import healthy
+from srezero.sim.queue import job_seconds
 from srezero.sim.rng import stable_int
 
 if TYPE_CHECKING:
@@ -187,11 +188,6 @@ class VisibilityTimeoutLow(TunedConfig):
     def probes(self, w: World) -> tuple[Any, Any]:
         return int(self.params["long_s"] * 0.9), 100_000
 
-    def oracle_fix(self, w: World) -> list[dict[str, Any]]:
-        # the copies already running finish first, then the backlog drains: watch the oldest message's age fall
-        return [*super().oracle_fix(w), {"tool": "wait", "args": {"seconds": 60}}]
-
-
 @register
 class InflightLimitLow(TunedConfig):
     """The per-consumer prefetch cut below the consumer's ack batch: each worker then waits for its
@@ -272,3 +268,29 @@ class DeadLetterOverflow(Declared):
             return [{"tool": "set_config", "args": {"service": "message_queue", "key": "dlq_max_messages", "value": v}}]
 
         return [cap(self.cap + 200), cap(5_000_000), [{"tool": "purge_queue", "args": {"queue": "jobs.dlq"}}]]
+
+
+#: the oracle resolves once the oldest queued message is this share of the SLO's age: still draining then,
+#: it is well inside the SLO when verification starts judging
+DRAIN_TARGET = 0.75
+
+
+def drain_wait(w: World) -> list[dict[str, Any]]:
+    """After a fix, watch a queue backlog drain before resolving (what a careful engineer does).
+
+    Planned at the page, run after the fix: ``wait`` calls that end at the first sample of the oldest
+    message's age under :data:`DRAIN_TARGET` of the SLO (at once if it already is). The backlog at the
+    page sizes how many 10-minute watches the plan holds; it is only an estimate (the backlog grows until
+    the fix lands, and the healthy pool's spare capacity varies with the day's traffic), which is why
+    the watch ends on what the queue shows, not on a fixed time. A short, young queue needs no watch."""
+    st = w.state
+    slo = w.spec.slo.queue_age_s
+    depth = st.mq_depth
+    if depth <= 1500 and st.mq_age_s <= slo / 4:
+        return []
+    workers = w.services["worker"]
+    per_replica = min(workers.config["concurrency"], w.services["message_queue"].config["max_inflight"])
+    spare = len(workers.replicas) * per_replica / job_seconds(st, st.db_base_lat_ms) - st.base_rps * st.publish_frac
+    watches = max(1, min(3, math.ceil((depth / max(spare, 1.0) + 300.0) / 600.0)))
+    watch = {"seconds": 600, "target": "message_queue", "metric": "queue_age_s", "below": round(slo * DRAIN_TARGET, 1)}
+    return [{"tool": "wait", "args": dict(watch)} for _ in range(watches)]
