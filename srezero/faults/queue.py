@@ -188,6 +188,7 @@ class VisibilityTimeoutLow(TunedConfig):
     def probes(self, w: World) -> tuple[Any, Any]:
         return int(self.params["long_s"] * 0.9), 100_000
 
+
 @register
 class InflightLimitLow(TunedConfig):
     """The per-consumer prefetch cut below the consumer's ack batch: each worker then waits for its
