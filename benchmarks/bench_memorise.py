@@ -41,14 +41,15 @@ from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
 
+# the sibling script: benchmarks/ is on the path of a script run from it
+from bench_priors import Action, Scripted, call, seed_range
+
 import srezero
 from srezero.agents.registry import create
 from srezero.agents.runner import run_episode
-from srezero.episode import Briefing
 from srezero.sim.changes import parse_edit, parse_rotation
 from srezero.tools.registry import load_tools
 
-Action = dict[str, Any]
 Rows = list[dict[str, Any]]
 Fix = tuple[tuple[str, tuple[tuple[str, tuple[Any, ...]], ...]], ...]  # arg: ("lit", v) or ("role", r, type)
 Claims = tuple[tuple[str, str, str], ...]
@@ -59,10 +60,6 @@ WRITES = {n for n, t in load_tools().items() if t.kind == "write"} - {"wait", "s
 SHRINK = 5.0
 POOLED = "*"  # the table's key for every page pooled (no page starts with it)
 AGENTS = ("memorise", "memorise_count", "runbook", "ceiling")
-
-
-def _call(tool: str, **args: Any) -> Action:
-    return {"tool": tool, "args": args}
 
 
 def page_key(page: str) -> str:
@@ -195,7 +192,7 @@ def _learn(job: tuple[str, list[int]]) -> list[Sample]:
         env = srezero.make(task, seed=seed)
         env.reset(seed=seed)
         plan, truth = env.oracle_plan(), env.ground_truth()
-        status, changes = (env.step(_call(t))[0].data or [] for t in ("get_status", "get_changes"))
+        status, changes = (env.step(call(t))[0].data or [] for t in ("get_status", "get_changes"))
         r = roles(status, changes)
         claims = tuple((template(t["entity"], r), t["category"], template(t["detail"], r)) for t in truth)
         out.append((page_key(env.briefing.page), abstract_fix(plan, r), claims, cues(status, changes), task))
@@ -236,24 +233,17 @@ def ranked(cands: dict[Fix, Entry], x: frozenset[str], select: str) -> list[tupl
     return sorted(cands.items(), key=lambda kv: (-score(kv[1]), repr(kv[0])))
 
 
-class Memoriser:
+class Memoriser(Scripted):
     """Reads the page, get_status and get_changes (nothing else), then plays the best entry that fits."""
 
     def __init__(self, table: dict[str, dict[Fix, Entry]], select: str = "nb") -> None:
         self.table, self.select = table, select
         self.hit, self.picked = False, Entry()
 
-    def reset(self, briefing: Briefing, seed: int, tool_specs: Any) -> None:
-        self.page, self.last, self.plan = briefing.page, None, self.script()
-
-    def act(self, obs: Any) -> Action:
-        self.last = obs
-        return next(self.plan, _call("resolve"))
-
     def script(self) -> Iterator[Action]:
-        yield _call("get_status")
+        yield call("get_status")
         status = self.last.data if isinstance(self.last.data, list) else []
-        yield _call("get_changes")
+        yield call("get_changes")
         changes = self.last.data if isinstance(self.last.data, list) else []
         yield from self.play(roles(status, changes), cues(status, changes))
 
@@ -267,7 +257,7 @@ class Memoriser:
                 writes, self.picked = filled, entry
                 claims = min(entry.claims.items(), key=lambda kv: (-kv[1], repr(kv[0])))[0]
                 break
-        yield _call("submit_diagnosis", summary="memorised",
+        yield call("submit_diagnosis", summary="memorised",
                     root_causes=[{"entity": fill(e, r), "category": c, "detail": fill(d, r)} for e, c, d in claims])
         yield from writes
 
@@ -301,18 +291,13 @@ def _play(job: tuple[str, list[int], dict[str, dict[Fix, Entry]]]) -> list[tuple
     return rows
 
 
-def _seeds(text: str) -> list[int]:
-    lo, _, hi = text.partition("-")
-    return list(range(int(lo), int(hi or lo) + 1))
-
-
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--train", default="0-4", help="seeds to learn on: a seed or an inclusive range")
     ap.add_argument("--test", default="5-9", help="seeds to play: a seed or an inclusive range")
     ap.add_argument("--workers", type=int, default=2)
     args = ap.parse_args()
-    train, test = _seeds(args.train), _seeds(args.test)
+    train, test = seed_range(args.train), seed_range(args.test)
     tasks = [t.id for t in srezero.list_tasks()]
     with ProcessPoolExecutor(args.workers) as pool:
         table = build([row for rows in pool.map(_learn, [(t, train) for t in tasks]) for row in rows])

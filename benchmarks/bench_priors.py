@@ -37,11 +37,11 @@ SERVICES = ("load_balancer", "web_server", "cache", "database", "message_queue",
 BOUND = 10.0  # the shotgun adversary's bound (tests/scoring/test_scoring_suite.py)
 
 
-def _call(tool: str, **args: Any) -> Action:
+def call(tool: str, **args: Any) -> Action:
     return {"tool": tool, "args": args}
 
 
-class _Scripted:
+class Scripted:
     """An agent whose plan is a generator that sees the last observation in ``self.last``."""
 
     def reset(self, briefing: Briefing, seed: int, tool_specs: Any) -> None:
@@ -51,34 +51,34 @@ class _Scripted:
 
     def act(self, obs: Any) -> Action:
         self.last = obs
-        return next(self.plan, _call("resolve"))
+        return next(self.plan, call("resolve"))
 
     def script(self) -> Iterator[Action]:
         raise NotImplementedError
 
     def _primary_node(self) -> Iterator[Action]:
-        yield _call("get_status")
+        yield call("get_status")
         self.primary = next((r["node"] for r in self.last.data if r.get("role") == "primary"), "")
         self.nodes = sorted({r["node"] for r in self.last.data if r.get("node")})
 
     def _evacuate(self) -> Iterator[Action]:
-        yield _call("failover", service="database")
+        yield call("failover", service="database")
         if self.primary:
-            yield _call("drain_node", node=self.primary)
+            yield call("drain_node", node=self.primary)
 
     def _finish(self, claims: list[dict[str, str]]) -> Iterator[Action]:
-        yield _call("wait", seconds=300)
-        yield _call("submit_diagnosis", root_causes=claims, summary="")
+        yield call("wait", seconds=300)
+        yield call("submit_diagnosis", root_causes=claims, summary="")
 
 
-class Evacuate(_Scripted):
+class Evacuate(Scripted):
     def script(self) -> Iterator[Action]:
         yield from self._primary_node()
         yield from self._evacuate()
         yield from self._finish([{"entity": self.primary, "category": "hardware", "detail": HARDWARE}])
 
 
-class Page(_Scripted):
+class Page(Scripted):
     reads = False
 
     def script(self) -> Iterator[Action]:
@@ -88,13 +88,13 @@ class Page(_Scripted):
         page = self.page
         edge = re.search(r"is (\d+(?:\.\d+)?)%", page)
         if "QueueBacklogGrowing" in page:
-            yield _call("scale", service="worker", replicas=6)
+            yield call("scale", service="worker", replicas=6)
             claims = [{"entity": "worker", "category": "capacity", "detail": "too few consumers for the backlog"}]
         elif "HighLatencyP99" in page:
-            yield _call("rollback", service="web_server")
+            yield call("rollback", service="web_server")
             claims = [{"entity": "web_server", "category": "code_defect", "detail": "the latest release regressed"}]
         elif edge and float(edge.group(1)) >= 99.0:
-            yield _call("renew_certificate", service="load_balancer")
+            yield call("renew_certificate", service="load_balancer")
             claims = [{"entity": "load_balancer", "category": "authentication", "detail": "the TLS certificate expired"}]
         elif "DatabaseLatencyHigh" in page:
             claims = []
@@ -105,20 +105,20 @@ class Page(_Scripted):
 
     def _broad_reads(self) -> Iterator[Action]:
         for service in SERVICES:
-            yield _call("search_logs", service=service, level="warn")
+            yield call("search_logs", service=service, level="warn")
         for view in ("activity", "locks", "replication", "tables", "indexes"):
-            yield _call("inspect_database", view=view)
+            yield call("inspect_database", view=view)
         for view in ("queues", "messages", "consumers"):
-            yield _call("inspect_queue", view=view)
+            yield call("inspect_queue", view=view)
         for node in self.nodes:
-            yield _call("node_diagnostics", node=node, check="dmesg")
+            yield call("node_diagnostics", node=node, check="dmesg")
 
 
 class PageReads(Page):
     reads = True
 
 
-POLICIES: dict[str, type[_Scripted]] = {"page": Page, "page_reads": PageReads, "evacuate": Evacuate}
+POLICIES: dict[str, type[Scripted]] = {"page": Page, "page_reads": PageReads, "evacuate": Evacuate}
 
 
 def _episodes(job: tuple[str, str, list[int]]) -> list[tuple[str, str, int, float]]:
@@ -127,7 +127,7 @@ def _episodes(job: tuple[str, str, list[int]]) -> list[tuple[str, str, int, floa
             for seed in seeds]
 
 
-def _seeds(text: str) -> list[int]:
+def seed_range(text: str) -> list[int]:
     lo, _, hi = text.partition("-")
     return list(range(int(lo), int(hi or lo) + 1))
 
@@ -138,7 +138,7 @@ def main() -> None:
     ap.add_argument("--policies", default=",".join(POLICIES))
     ap.add_argument("--workers", type=int, default=2)
     args = ap.parse_args()
-    seeds, policies = _seeds(args.seeds), args.policies.split(",")
+    seeds, policies = seed_range(args.seeds), args.policies.split(",")
     tasks = [t.id for t in srezero.list_tasks()]
     jobs = [(p, t, seeds) for p in policies for t in tasks]
     with ProcessPoolExecutor(args.workers) as pool:
