@@ -10,7 +10,7 @@ from typing import Any
 from srezero.backends._k8s_support import _labels
 from srezero.backends.prometheus import PIPELINE_ALERTS, Prometheus, alert_line, promql
 from srezero.tools.registry import ToolError, ToolOutput
-from srezero.tools.watch import SAMPLE_S, is_met, watch_head
+from srezero.tools.watch import SAMPLE_S, is_met, watch_answer
 
 MAX_SERIES = 20  # query_metrics shows at most this many series
 
@@ -62,7 +62,7 @@ class PromTools:
                                             for label, values in series[:MAX_SERIES]]})
 
     def _watch(self, seconds: int, target: str, metric: str, bound: float, below: bool
-               ) -> tuple[str, dict[str, Any]]:
+               ) -> tuple[str, dict[str, object]]:
         """``wait``'s watch: an instant query now and every :data:`SAMPLE_S` until the metric is past ``bound``
         or ``seconds`` have passed. Every series must be past it (the worst pod counts); no data never is."""
         prom = self._prom("a watch (wait with target and metric)")
@@ -77,10 +77,7 @@ class PromTools:
         while not is_met(value, bound, below) and self.now() - start < seconds:
             self.advance(min(SAMPLE_S, seconds - (self.now() - start)))
             value = sample()
-        met = is_met(value, bound, below)
-        waited = round(self.now() - start, 3)
-        head = watch_head(waited, seconds, False, met, target, metric, value, bound, below)
-        return head, {"waited_s": int(waited) if waited.is_integer() else waited, "met": met, "value": value}
+        return watch_answer(round(self.now() - start, 3), seconds, False, target, metric, value, bound, below)
 
     def _mine(self) -> list[dict[str, Any]]:
         alerts = self._prom("get_alerts").alerts()

@@ -13,7 +13,7 @@ from srezero.sim.clock import TICK_S
 from srezero.telemetry import logs, traces
 from srezero.telemetry import node as nodediag
 from srezero.tools.registry import ToolError, ToolOutput, tool
-from srezero.tools.watch import is_met, watch_bound, watch_head
+from srezero.tools.watch import is_met, watch_answer, watch_bound
 
 if TYPE_CHECKING:
     from srezero.sim.world import World
@@ -305,7 +305,6 @@ def wait(ctx: ToolContext,
     w = ctx.world
     ep = ctx.episode
     watch = watch_bound(target, metric, below, above)
-    row = _metric_row(w, target, metric) if watch is not None else 0
     limit = seconds
     if ep is not None:  # watching past the budget would let the world run on after the episode ended
         limit = min(seconds, math.ceil(ep.time_left_s()))
@@ -315,6 +314,7 @@ def wait(ctx: ToolContext,
         head, data = f"waited {limit} s" + (f" of {seconds} (the time budget ran out)" if cut else ""), {"waited_s": limit}
     else:
         bound, is_below = watch
+        row = _metric_row(w, target, metric)
         start = w.now
         end = start + limit
         value = _latest(w, row)
@@ -322,10 +322,7 @@ def wait(ctx: ToolContext,
             # one second past the next sample, so that the tick due then has run
             w.advance(min(end, (w.col + 1) * TICK_S + 1.0) - w.now)
             value = _latest(w, row)
-        met = is_met(value, bound, is_below)
-        waited = round(w.now - start, 3)
-        head = watch_head(waited, seconds, cut, met, target, metric, value, bound, is_below)
-        data = {"waited_s": int(waited) if waited.is_integer() else waited, "met": met, "value": value}
+        head, data = watch_answer(round(w.now - start, 3), seconds, cut, target, metric, value, bound, is_below)
     err = w.vals[w.row_of[("load_balancer", "error_rate")]]
     p99 = w.vals[w.row_of[("load_balancer", "latency_p99_ms")]]
     firing = sorted({a.name for a in w.alerts.listing(w.now) if a.firing})

@@ -38,12 +38,14 @@ def is_met(value: float | None, bound: float, below: bool) -> bool:
     return value < bound if below else value > bound
 
 
-def watch_head(waited: float, asked: int, budget_cut: bool, met: bool, target: str, metric: str,
-               value: float | None, bound: float, below: bool) -> str:
-    """The first words of a watched wait's answer, e.g. ``waited 90 s of 600: queue_age_s of
-    message_queue is 41.2, below 60``."""
+def watch_answer(waited: float, asked: int, budget_cut: bool, target: str, metric: str, value: float | None,
+                 bound: float, below: bool) -> tuple[str, dict[str, object]]:
+    """A watched wait's first words and its data, e.g. ``waited 90 s of 600: queue_age_s of message_queue is
+    41.2, below 60`` and ``{"waited_s": 90, "met": True, "value": 41.2}``."""
+    met = is_met(value, bound, below)
     spent = int(waited) if float(waited).is_integer() else waited
     why = "" if met else " (the time budget ran out)" if budget_cut else " (the watch ran out)"
     seen = "no data" if value is None else f"{value:.4g}"
     side = "below" if below else "above"
-    return f"waited {spent} s of {asked}{why}: {metric} of {target} is {seen}, {'' if met else 'not '}{side} {bound:g}"
+    head = f"waited {spent} s of {asked}{why}: {metric} of {target} is {seen}, {'' if met else 'not '}{side} {bound:g}"
+    return head, {"waited_s": spent, "met": met, "value": value}
