@@ -112,10 +112,37 @@ def srezero_executable() -> str:
     return str(beside) if beside.is_file() else shutil.which("srezero") or "srezero"
 
 
+def running_package() -> Path:
+    """The directory of the srezero package this process runs."""
+    import srezero
+
+    return Path(srezero.__file__).resolve().parent
+
+
+def installed_package() -> Path | None:
+    """The srezero package this interpreter imports when a host starts it elsewhere (no PYTHONPATH, another
+    working directory), or None when it imports none."""
+    import subprocess
+
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    probe = "import pathlib, srezero; print(pathlib.Path(srezero.__file__).resolve().parent)"
+    out = subprocess.run([sys.executable, "-c", probe], cwd=Path.home() if Path.home().is_dir() else "/",
+                         env=env, capture_output=True, text=True, check=False)
+    return Path(out.stdout.strip()) if out.returncode == 0 and out.stdout.strip() else None
+
+
 def client_config(task_id: str, seed: int, http_port: int | None = None, args: list[str] | None = None) -> dict:
-    """The ``mcpServers`` block MCP hosts (Claude Code's .mcp.json, Claude Desktop, Cursor...) read."""
+    """The ``mcpServers`` block MCP hosts (Claude Code's .mcp.json, Claude Desktop, Cursor...) read.
+
+    A host starts the server with its own working directory and environment. When this process runs a
+    srezero that the interpreter would not import there (``python -m srezero`` from a clone that is not
+    installed, or not the installed one), the block starts this interpreter on this clone instead of
+    the installed script, so the host plays the code that printed it."""
     if http_port is not None:
         return {"mcpServers": {"srezero": {"type": "http", "url": f"http://127.0.0.1:{http_port}/mcp"}}}
-    exe = srezero_executable()
-    return {"mcpServers": {"srezero": {"type": "stdio", "command": exe,
-                                       "args": args or ["mcp", "--task", task_id, "--seed", str(seed)]}}}
+    args = args or ["mcp", "--task", task_id, "--seed", str(seed)]
+    running = running_package()
+    if installed_package() != running:
+        return {"mcpServers": {"srezero": {"type": "stdio", "command": sys.executable, "args": ["-m", "srezero", *args],
+                                           "env": {"PYTHONPATH": str(running.parent)}}}}
+    return {"mcpServers": {"srezero": {"type": "stdio", "command": srezero_executable(), "args": args}}}

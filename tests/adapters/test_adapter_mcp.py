@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import subprocess
 import sys
 from pathlib import Path
 from typing import Any
@@ -21,6 +22,7 @@ from srezero.adapters import _common  # noqa: E402
 from srezero.adapters._common import episode_record, tool_declarations  # noqa: E402
 from srezero.adapters.mcp_server import EpisodeServer  # noqa: E402
 from srezero.cli import cli  # noqa: E402
+from srezero.commands import mcp as mcp_command  # noqa: E402
 from srezero.sweep.records import write_atomic  # noqa: E402
 from tests.adapters.conftest import SEED, TASK, core_rollout  # noqa: E402
 
@@ -130,6 +132,7 @@ def test_cli_http_binds_localhost_and_prints_a_client_config(monkeypatch: pytest
     out = CliRunner().invoke(cli, ["mcp", "--task", TASK, "--seed", "4", "--http", "8765"])
     assert out.exit_code == 0, out.output
     assert calls == [("streamable-http", {"host": "127.0.0.1", "port": 8765})]
+    monkeypatch.setattr(mcp_command, "installed_package", mcp_command.running_package)  # an installed srezero
     out = CliRunner().invoke(cli, ["mcp", "--task", TASK, "--seed", "4", "--print-config"])
     conf = orjson.loads(out.output)["mcpServers"]["srezero"]
     assert conf["args"] == ["mcp", "--task", TASK, "--seed", "4"] and conf["type"] == "stdio"
@@ -304,6 +307,7 @@ def test_cli_seeds_moves_on_to_the_first_seed_without_a_record(monkeypatch: pyte
 
 def test_print_config_carries_every_option_given(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(mcp_command, "installed_package", mcp_command.running_package)
 
     def args(*extra: str) -> list[str]:
         out = CliRunner().invoke(cli, ["mcp", "--task", TASK, *extra, "--print-config"])
@@ -328,6 +332,7 @@ def test_print_config_names_this_installs_script_not_the_first_on_path(tmp_path:
     shim.write_text("#!/bin/sh\nexit 1\n")
     shim.chmod(0o755)
     monkeypatch.setenv("PATH", f"{shim.parent}{os.pathsep}{os.environ.get('PATH', '')}")
+    monkeypatch.setattr(mcp_command, "installed_package", mcp_command.running_package)
     out = CliRunner().invoke(cli, ["mcp", "--task", TASK, "--seed", "1", "--print-config"])
     assert out.exit_code == 0, out.output
     assert orjson.loads(out.output)["mcpServers"]["srezero"]["command"] == str(beside)
@@ -335,12 +340,32 @@ def test_print_config_names_this_installs_script_not_the_first_on_path(tmp_path:
 
 def test_print_config_gives_a_task_file_as_an_absolute_path(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """A host starts the server in a directory of its own: a relative task file would not be found."""
+    monkeypatch.setattr(mcp_command, "installed_package", mcp_command.running_package)
     (tmp_path / "mine.toml").write_text((Path(__file__).resolve().parents[2] / "tasks" / "inc-001.toml").read_text())
     monkeypatch.chdir(tmp_path)
     out = CliRunner().invoke(cli, ["mcp", "--task", "mine.toml", "--seed", "1", "--print-config"])
     assert out.exit_code == 0, out.output
     args = orjson.loads(out.output)["mcpServers"]["srezero"]["args"]
     assert args == ["mcp", "--task", str(tmp_path / "mine.toml"), "--seed", "1"]
+
+
+def test_print_config_runs_this_clone_when_the_interpreter_would_import_another(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """``python -m srezero`` from a clone that is not the installed srezero: the installed script would
+    play other code, so the block starts this interpreter on this clone."""
+    monkeypatch.setattr(mcp_command, "installed_package", lambda: tmp_path / "elsewhere" / "srezero")
+    out = CliRunner().invoke(cli, ["mcp", "--task", TASK, "--seed", "1", "--print-config"])
+    assert out.exit_code == 0, out.output
+    conf = orjson.loads(out.output)["mcpServers"]["srezero"]
+    clone = mcp_command.running_package().parent
+    assert conf["command"] == sys.executable
+    assert conf["args"] == ["-m", "srezero", "mcp", "--task", TASK, "--seed", "1"]
+    assert conf["env"] == {"PYTHONPATH": str(clone)}
+    # what the block starts imports this clone's srezero, from another directory and without our PYTHONPATH
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"} | conf["env"]
+    probe = subprocess.run([conf["command"], "-c", "import srezero; print(srezero.__file__)"], cwd=tmp_path, env=env,
+                           capture_output=True, text=True, check=True)
+    assert Path(probe.stdout.strip()).resolve().parent == mcp_command.running_package()
 
 
 def test_records_have_the_sweep_keys_and_replay_from_the_run_directory(oracle, tmp_path: Path,
