@@ -104,12 +104,16 @@ class _Write:
     reason: str = ""
 
 
+#: The largest seed: records keep seeds as 64-bit integers, and Gymnasium's vector envs batch them as int64.
+MAX_SEED = 2**63 - 1
+
+
 def _checked_seed(seed: Any) -> int:
-    """A seed is a non-negative integer (as the CLI, the sweep and Gymnasium take it); numpy integers
-    pass. Anything else is refused rather than truncated: seed 1.7 silently playing seed 1 would be a
-    wrong record."""
-    if isinstance(seed, bool) or not isinstance(seed, numbers.Integral) or seed < 0:
-        raise ValueError(f"seed must be a non-negative integer, not {seed!r}")
+    """A seed is an integer from 0 to :data:`MAX_SEED` (as the CLI, the sweep and Gymnasium take it);
+    numpy integers pass. Anything else is refused rather than truncated: seed 1.7 silently playing
+    seed 1 would be a wrong record, and a seed no record can hold would be played and then lost."""
+    if isinstance(seed, bool) or not isinstance(seed, numbers.Integral) or not 0 <= seed <= MAX_SEED:
+        raise ValueError(f"seed must be an integer from 0 to 2**63 - 1, not {seed!r}")
     return int(seed)
 
 

@@ -183,19 +183,28 @@ def test_end_cause_and_diagnosis_submitted() -> None:
     assert ends == [("resolve", False), ("stopped", True), ("step_budget", True)]
 
 
-def test_a_seed_is_a_non_negative_integer() -> None:
-    """A bad seed is refused up front, never truncated (1.7 silently playing seed 1) or wrapped."""
+def test_a_seed_is_an_integer_a_record_can_hold() -> None:
+    """A bad seed is refused up front, never truncated (1.7 silently playing seed 1) or wrapped, and never
+    played and then lost because no record can hold it."""
     import numpy as np
 
-    for bad in (-1, 1.7, "3", True, None):
-        with pytest.raises(ValueError, match="seed must be a non-negative integer"):
+    for bad in (-1, 1.7, "3", True, None, 2**63, 10**20):
+        with pytest.raises(ValueError, match="seed must be an integer from 0 to 2\\*\\*63 - 1"):
             srezero.make("inc-001", seed=bad)
     env = srezero.make("inc-001", seed=np.int64(2))  # numpy integers are integers
     env.reset()
     assert env.seed == 2 and type(env.seed) is int
-    with pytest.raises(ValueError, match="seed must be a non-negative integer"):
+    with pytest.raises(ValueError, match="seed must be an integer from 0"):
         env.reset(seed=-5)
     assert env.seed == 2 and env.step("get_alerts()")[0].ok  # the episode in play is untouched
+    from srezero.commands import SEED
+    from srezero.episode import MAX_SEED
+
+    assert SEED.max == MAX_SEED and SEED.min == 0  # every CLI --seed takes the API's range
+    top = srezero.make("inc-001", seed=MAX_SEED)
+    top.reset()
+    top.step("resolve()")
+    assert orjson.loads(orjson.dumps(top.result))["seed"] == MAX_SEED  # the largest seed plays and is recorded
 
 
 def test_wait_stops_where_the_time_budget_does() -> None:

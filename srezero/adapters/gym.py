@@ -89,21 +89,15 @@ def _refuse_shared_memory(space: ObservationText, n: int = 1, ctx: ModuleType = 
                            "gym.make_vec(..., vector_kwargs={'shared_memory': False})")
 
 
-#: Gymnasium's vector envs batch ``info["seed"]`` into an int64 array.
-MAX_SEED = 2**63 - 1
-
-
 def _seed(seed: Any, where: str) -> int | None:
-    """None, or a non-negative integer (numpy's too) that fits int64; anything else is a ValueError (a
-    float or a string was rounded or parsed, True played seed 1)."""
+    """None, or an integer (numpy's too) from 0 to 2**63 - 1 (``srezero.episode.MAX_SEED``); anything else
+    is a ValueError (a float or a string was rounded or parsed, True played seed 1)."""
     if seed is None:
         return None
     try:
         value = _checked_seed(seed)
     except ValueError:
-        raise ValueError(f"{where} must be None or a non-negative integer, not {seed!r}") from None
-    if value > MAX_SEED:
-        raise ValueError(f"{where} must be at most 2**63 - 1 (vector envs keep seeds as int64), not {seed!r}")
+        raise ValueError(f"{where} must be None or an integer from 0 to 2**63 - 1, not {seed!r}") from None
     return value
 
 

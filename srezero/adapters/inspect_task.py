@@ -29,7 +29,7 @@ from inspect_ai.util import store
 
 import srezero
 from srezero.adapters._common import INSTRUCTIONS, budget_line, summary_line, tool_declarations
-from srezero.episode import Episode, Observation
+from srezero.episode import MAX_SEED, Episode, Observation
 from srezero.tools.schema_words import BOUND_WORDS, bound_words
 
 #: Where the solver leaves the finished episode's result for the scorer (a JSON-able dict).
@@ -72,6 +72,8 @@ def _seed_value(value: Any, name: str) -> int:
         raise ValueError(f"{name}={value!r}: a seed is a non-negative integer") from None
     if seed < 0:
         raise ValueError(f"{name}={value!r}: seeds are non-negative")
+    if seed > MAX_SEED:
+        raise ValueError(f"{name}={value!r}: seeds are at most 2**63 - 1")
     return seed
 
 

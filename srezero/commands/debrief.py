@@ -6,6 +6,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
+from srezero.commands import SEED
 from srezero.commands.tasks import TASKS_DIR
 
 if TYPE_CHECKING:
@@ -16,7 +17,7 @@ if TYPE_CHECKING:
 @click.argument("records", nargs=-1, required=True, type=click.Path(exists=True))
 @click.option("--agent", "agents", multiple=True, help="only records of this agent label, e.g. human:ada (repeatable)")
 @click.option("--task", "tasks", multiple=True, metavar="TASK_ID", help="only records of this task (repeatable)")
-@click.option("--seed", "seeds", multiple=True, type=click.IntRange(min=0), help="only this seed (repeatable)")
+@click.option("--seed", "seeds", multiple=True, type=SEED, help="only this seed (repeatable)")
 @TASKS_DIR
 @click.option("--width", type=click.IntRange(min=40),
               help="wrap to this many columns [default: the terminal's, at most 100]")

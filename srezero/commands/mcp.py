@@ -10,10 +10,12 @@ from pathlib import Path
 import click
 import orjson
 
+from srezero.commands import SEED
+
 
 @click.command("mcp")
 @click.option("--task", "task_id", required=True, help="task id or path to a .toml file")
-@click.option("--seed", type=click.IntRange(min=0), help="the episode's seed  [default: 0]")
+@click.option("--seed", type=SEED, help="the episode's seed  [default: 0]")
 @click.option("--seeds", "seed_range", metavar="SEEDS",
               help="play the first of these seeds (a count 5, a list 3,7 or a range 0-9) that has no record "
                    "yet; each new server start moves on to the next (instead of --seed)")

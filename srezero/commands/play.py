@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import click
 
+from srezero.commands import SEED
 from srezero.commands.tasks import TASKS_DIR
 
 
 @click.command("play")
 @click.argument("task_id", required=False)
 @click.option("--task", "task_opt", metavar="TASK_ID", help="the task, as `run --task` takes it (or give it positionally)")
-@click.option("--seed", default=0, show_default=True, type=click.IntRange(min=0))
+@click.option("--seed", default=0, show_default=True, type=SEED)
 @TASKS_DIR
 @click.option("--hints", is_flag=True, help="allow the `hint` command (graded hints, mildest first; recorded)")
 @click.option("--record", "record_path", type=click.Path(dir_okay=False),

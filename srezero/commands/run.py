@@ -15,6 +15,7 @@ import sys
 import click
 import orjson
 
+from srezero.commands import SEED
 from srezero.commands.llm_options import llm_options
 from srezero.commands.tasks import TASKS_DIR
 from srezero.errors import DeclarationError
@@ -25,7 +26,7 @@ from srezero.errors import DeclarationError
 @click.option("--agent", default="random", show_default=True, help="agent name or package.module:Class")
 @click.option("--agent-arg", "agent_args", multiple=True, metavar="KEY=VALUE",
               help="constructor argument for the agent, VALUE read as JSON if it parses, else a string (repeatable)")
-@click.option("--seed", default=0, show_default=True, type=click.IntRange(min=0))
+@click.option("--seed", default=0, show_default=True, type=SEED)
 @TASKS_DIR
 @click.option("--json", "as_json", is_flag=True, help="print the whole record as JSON")
 @click.option("--quiet", is_flag=True, help="print only the result line")

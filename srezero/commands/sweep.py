@@ -13,6 +13,7 @@ from typing import Any
 
 import click
 
+from srezero.commands import SEED
 from srezero.commands.llm_options import llm_options
 
 #: Agents shown apart from the baselines: they read the ground truth.
@@ -28,6 +29,10 @@ def _split(values: tuple[str, ...]) -> list[str]:
     return [v.strip() for item in values for v in item.split(",") if v.strip()]
 
 
+#: The most seeds one run takes: far beyond any sweep, and small enough to list.
+MAX_SEEDS = 1_000_000
+
+
 def _seeds(seeds: str, start: int) -> list[int]:
     """``5`` -> 0..4 (shifted by --seed-start); ``3,7`` or ``0-9`` -> exactly those seeds."""
     s = seeds.strip()
@@ -36,16 +41,22 @@ def _seeds(seeds: str, start: int) -> list[int]:
                                  f"{seeds!r} already names its seeds, so write the ones you mean")
     try:
         if s.isdigit():
-            out = list(range(start, start + int(s)))
+            spans = [(start, start + int(s) - 1)]
         else:
-            out = []
+            spans = []
             for part in s.split(","):
                 lo, sep, hi = part.partition("-")
-                if sep and int(hi) < int(lo):
+                spans.append((int(lo), int(hi) if sep else int(lo)))
+                if spans[-1][1] < spans[-1][0]:
                     raise click.BadParameter(f"{seeds!r}: the range {part.strip()} is empty; write low-high, e.g. 0-9")
-                out += list(range(int(lo), int(hi) + 1)) if sep else [int(lo)]
     except ValueError:
         raise click.BadParameter(f"{seeds!r}: give a count (5), a list (3,7) or a range (0-9)") from None
+    # checked before any list is built: a count of 2**64 must be an error, not a machine out of memory
+    if any(hi > SEED.max for _, hi in spans):
+        raise click.BadParameter(f"{seeds!r}: seeds are integers from 0 to 2**63 - 1 (records hold 64-bit integers)")
+    if sum(hi - lo + 1 for lo, hi in spans) > MAX_SEEDS:
+        raise click.BadParameter(f"{seeds!r}: at most {MAX_SEEDS:,} seeds in one run")
+    out = [seed for lo, hi in spans for seed in range(lo, hi + 1)]
     if not out:
         raise click.BadParameter(f"{seeds!r}: no seeds to run; give a count of at least 1")
     return sorted(set(out))
@@ -53,7 +64,7 @@ def _seeds(seeds: str, start: int) -> list[int]:
 
 @click.command("sweep")
 @click.option("--seeds", default="5", show_default=True, help="a count N (seeds 0..N-1), a list 3,7 or a range 0-9")
-@click.option("--seed-start", default=0, show_default=True, help="first seed when --seeds is a count")
+@click.option("--seed-start", default=0, show_default=True, type=SEED, help="first seed when --seeds is a count")
 @click.option("--agents", "agent_names", multiple=True,
               help="comma-separated agent names or package.module:Class [default: the deterministic baselines]")
 @click.option("--agent-arg", "agent_args", multiple=True, metavar="KEY=VALUE",

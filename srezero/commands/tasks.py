@@ -9,6 +9,8 @@ from typing import TYPE_CHECKING, Any
 import click
 import orjson
 
+from srezero.commands import SEED
+
 if TYPE_CHECKING:
     from srezero.task.spec import TaskSpec
 
@@ -99,7 +101,7 @@ def task_group() -> None:
 @task_group.command("show")
 @click.argument("task_id")
 @click.option("--spoilers", is_flag=True, help="include title, description, faults and the resolved ground truth")
-@click.option("--seed", default=0, show_default=True, type=click.IntRange(min=0),
+@click.option("--seed", default=0, show_default=True, type=SEED,
               help="seed used to resolve names in the ground truth")
 @TASKS_DIR
 @click.option("--json", "as_json", is_flag=True, help="the task as JSON (ground truth only with --spoilers)")
@@ -214,7 +216,7 @@ def validate_cmd(paths: tuple[str, ...], quiet: bool, dirs: tuple[str, ...]) -> 
 @task_group.command("check")
 @click.argument("tasks", nargs=-1, required=True, metavar="ID_OR_PATH...")
 @click.option("--seeds", default=5, show_default=True, type=click.IntRange(1, 100), help="check seeds 0..N-1")
-@click.option("--seed-start", default=0, show_default=True, type=click.IntRange(min=0),
+@click.option("--seed-start", default=0, show_default=True, type=SEED,
               help="first seed: check seeds S..S+N-1, e.g. a held-out range")
 @click.option("--min-marks", type=click.FloatRange(0, 100),
               help="the oracle's bar [default: 98; 95 for generated variants]")

@@ -151,9 +151,9 @@ def test_reset_options_switch_task_and_reject_unknown_keys() -> None:
     with pytest.raises(ValueError, match="unknown task"):
         IncidentEnv(task="inc-999")
     for seed in (-1, True, 2.5, "7", "abc"):  # a review: 2.5 played seed 2, "7" seed 7
-        with pytest.raises(ValueError, match="seed must be None or a non-negative integer"):
+        with pytest.raises(ValueError, match="seed must be None or an integer from 0"):
             IncidentEnv(task=TASK, seed=seed)
-    with pytest.raises(ValueError, match="at most 2\\*\\*63 - 1"):  # vector envs batch seeds as int64
+    with pytest.raises(ValueError, match="from 0 to 2\\*\\*63 - 1"):  # vector envs batch seeds as int64
         IncidentEnv(task=TASK, seed=2**63)
     for key in ("Description", "Actions", "Observations", "Rewards", "Episode end"):  # the env card
         assert f"**{key}.**" in IncidentEnv.__doc__
@@ -166,7 +166,7 @@ def test_a_refused_seed_with_a_task_option_leaves_the_running_episode_alone() ->
     env.reset(seed=SEED)
     env.step(actions[0])
     for bad in (-1, 1.5, True):  # refused seeds; the task switch must not happen first
-        with pytest.raises(ValueError, match="reset seed must be None or a non-negative integer"):
+        with pytest.raises(ValueError, match="reset seed must be None or an integer from 0"):
             env.reset(seed=bad, options={"task": "inc-003"})
         assert env.unwrapped.task == TASK and env.unwrapped.episode.spec.id == TASK
     assert env.step(actions[1])[0] == ref.texts[1]  # the episode goes on; the step does not raise

@@ -123,7 +123,7 @@ def test_dataset_arguments() -> None:
                                         ("-1", 0, None, "count >= 1"), ("-1,2", 0, None, "non-negative"),
                                         (None, 0, -1, "non-negative"), (2, -1, None, "seed_start=-1"),
                                         (2, 0, 7, "not both"), (",", 0, None, "names no seed"),
-                                        (1.5, 0, None, "seeds=1.5")):
+                                        (1.5, 0, None, "seeds=1.5"), ([2**63], 0, None, "at most 2\\*\\*63 - 1")):
         with pytest.raises(ValueError, match=message):
             _seeds(seeds, start, seed)
     assert _task_ids("inc-001,inc-003") == ["inc-001", "inc-003"] and len(_task_ids(None)) >= 3

@@ -175,6 +175,12 @@ def test_sweep_command_runs_resumes_and_summarises(tmp_path):
     (["--seeds", "a-b"], "give a count"),
     (["--seeds", "0"], "no seeds to run"),
     (["--seeds", "3-1"], "is empty"),
+    # seeds no record can hold, and runs too large to list, are refused before anything is built
+    (["--seeds", "18446744073709551616,1"], "from 0 to 2**63 - 1"),
+    (["--seeds", "18446744073709551616"], "from 0 to 2**63 - 1"),
+    (["--seeds", "2", "--seed-start", str(2**63 - 1)], "from 0 to 2**63 - 1"),
+    (["--seeds", "0-2000000"], "at most 1,000,000 seeds"),
+    (["--seed-start", "-1"], "-1 is not in the range"),
     (["--agents", "random,random"], "used twice"),
     (["--agents", "random,oracle", "--label", "a"], "gives 1 label(s) for 2 agent(s)"),
     (["--difficulty", "hard", "--split", "private"], "no task matches"),
