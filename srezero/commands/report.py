@@ -3,8 +3,14 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
+
+from srezero.commands.tasks import TASKS_DIR
+
+if TYPE_CHECKING:
+    from srezero.report.load import Run
 
 
 def _names(values: tuple[str, ...]) -> list[str]:
@@ -23,12 +29,12 @@ def _names(values: tuple[str, ...]) -> list[str]:
 @click.option("--split", type=click.Choice(["dev", "test", "private"]), help="only tasks of this split")
 @click.option("--common", is_flag=True,
               help="only the (task, seed) cells every ranked agent has, so agents are compared on the same episodes")
+@TASKS_DIR
 def report_cmd(run_dir: Path, out: Path | None, plots_only: bool, no_replay: bool, agents: tuple[str, ...],
-               tasks: tuple[str, ...], split: str | None, common: bool) -> None:
+               tasks: tuple[str, ...], split: str | None, common: bool, dirs: tuple[str, ...]) -> None:
     """Write plots, report.md and an HTML report (open OUT/index.html in a browser, no network needed)."""
-    from srezero.report import data as D
-    from srezero.report.build import build_report, write_plots
     from srezero.report.load import RunDirError, load_run, select
+    from srezero.task.loader import more_task_dirs
 
     target = out or run_dir.resolve().with_name(run_dir.resolve().name + "-report")
     if run_dir.is_dir() and target.resolve().is_relative_to(run_dir.resolve()):
@@ -37,26 +43,34 @@ def report_cmd(run_dir: Path, out: Path | None, plots_only: bool, no_replay: boo
                                  param_hint="--out")
     try:
         run = select(load_run(run_dir), _names(agents), _names(tasks), split, common)
-        cov = D.coverage(run.episodes, run.manifest)
-        for warning in cov["warnings"]:
-            click.secho(f"warning: {warning}", fg="yellow", err=True)
-        for note in cov["notes"]:
-            click.echo(f"note: {note}", err=True)
-        if plots_only:
-            files = write_plots(run, target)
-            click.echo(f"wrote {len(files)} plot files to {target}")
-            return
-        stderr = click.get_text_stream("stderr")
-        if stderr.isatty():
-            with click.progressbar(length=1, label="episode pages", show_eta=True, file=stderr) as bar:
-                def progress(done: int, total: int) -> None:
-                    bar.length = total
-                    bar.update(1)
-
-                built = build_report(run_dir, target, replay=not no_replay, progress=progress, run=run)
-        else:  # no bar (and no stray label) in logs and pipes
-            built = build_report(run_dir, target, replay=not no_replay, run=run)
+        with more_task_dirs(dirs):  # the replays and task pages look the run's tasks up by id
+            _report(run_dir, target, plots_only, no_replay, run)
     except RunDirError as exc:
         raise click.ClickException(str(exc)) from None
+
+
+def _report(run_dir: Path, target: Path, plots_only: bool, no_replay: bool, run: Run) -> None:
+    from srezero.report import data as D
+    from srezero.report.build import build_report, write_plots
+
+    cov = D.coverage(run.episodes, run.manifest)
+    for warning in cov["warnings"]:
+        click.secho(f"warning: {warning}", fg="yellow", err=True)
+    for note in cov["notes"]:
+        click.echo(f"note: {note}", err=True)
+    if plots_only:
+        files = write_plots(run, target)
+        click.echo(f"wrote {len(files)} plot files to {target}")
+        return
+    stderr = click.get_text_stream("stderr")
+    if stderr.isatty():
+        with click.progressbar(length=1, label="episode pages", show_eta=True, file=stderr) as bar:
+            def progress(done: int, total: int) -> None:
+                bar.length = total
+                bar.update(1)
+
+            built = build_report(run_dir, target, replay=not no_replay, progress=progress, run=run)
+    else:  # no bar (and no stray label) in logs and pipes
+        built = build_report(run_dir, target, replay=not no_replay, run=run)
     click.echo(f"wrote {built.pages} pages and {len(built.plots)} plot files to {built.out}")
     click.echo(f"open {(built.out / 'index.html').resolve().as_uri()}")

@@ -41,7 +41,8 @@ def timeline_html(rep: Replay | None, replayed: bool = True, failure: str = "") 
                 "re-simulated. The steps below come from the record.</p>")
     if rep is None:
         return ('<p class="warn">This task is not available here (no task file with this id), so the metric '
-                "timeline cannot be re-simulated. The steps below come from the record.</p>")
+                "timeline cannot be re-simulated. The steps below come from the record. For a task of your own, "
+                "give its folder to <code>srezero report --tasks-dir</code> or on SREZERO_TASKS_PATH.</p>")
     legend = "".join(f'<span><i style="background:{c}"></i>{esc(k)}</span>' for k, c in KIND_COLORS.items())
     legend += ('<span><i style="background:#000"></i>page (t=0)</span>'
                '<span><i style="background:#6a3d9a"></i>fault onset</span>'

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+import os
 from collections.abc import Sequence
 from typing import Any
 
@@ -11,9 +12,13 @@ from srezero.report.compare import MIN_TASKS
 from srezero.report.load import Ep, Run
 
 
-@functools.cache
 def task_info(task_id: str) -> dict[str, Any]:
     """Title, description, tags and split of a task from its file; {} if the task is not found here."""
+    return _task_info(task_id, os.environ.get("SREZERO_TASKS_PATH", ""))
+
+
+@functools.cache
+def _task_info(task_id: str, tasks_path: str) -> dict[str, Any]:  # cached per lookup path (report --tasks-dir)
     try:
         from srezero.task.loader import get_task
 

@@ -11,12 +11,14 @@ with ``gen:`` are generated variants, decoded by :func:`srezero.task.generate.va
 from __future__ import annotations
 
 import codecs
+import contextlib
 import functools
 import math
 import os
 import re
 import tomllib
 import typing
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -212,6 +214,25 @@ def _misnamed(task_id: str, p: Path) -> str:
     if task_id == p.stem or p.stem.startswith("_"):
         return ""
     return f"id {task_id!r} must match the file name {p.stem!r}"
+
+
+@contextlib.contextmanager
+def more_task_dirs(dirs: tuple[str, ...]) -> Iterator[None]:
+    """Look tasks up in ``dirs`` too (after ``SREZERO_TASKS_PATH``) until the block ends: for a command whose
+    task lookups are deep in code that takes only a task id (the report's replays and task pages). It
+    extends ``SREZERO_TASKS_PATH`` itself, so worker processes started inside the block see it too."""
+    if not dirs:
+        yield
+        return
+    before = os.environ.get("SREZERO_TASKS_PATH")
+    os.environ["SREZERO_TASKS_PATH"] = os.pathsep.join([*([before] if before else []), *map(str, dirs)])
+    try:
+        yield
+    finally:
+        if before is None:
+            del os.environ["SREZERO_TASKS_PATH"]
+        else:
+            os.environ["SREZERO_TASKS_PATH"] = before
 
 
 def _index(extra: tuple[str, ...]) -> dict[str, Path]:

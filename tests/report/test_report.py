@@ -242,3 +242,28 @@ def test_a_run_from_another_version_is_flagged(small_run: Run, tmp_path: Path) -
         (run / "manifest.json").write_bytes(orjson.dumps({**manifest, **change}))
         res = CliRunner().invoke(cli, ["report", str(run), "--plots-only", "--out", str(tmp_path / "p")])
         assert res.exit_code == 0 and says in res.output, res.output
+
+
+def test_a_private_task_is_replayed_from_tasks_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A run of a task of one's own: its replay pages need the task file, which --tasks-dir gives (as it
+    does for run, play and debrief); without it the page says how to give it."""
+    import os
+
+    bundled = Path(__file__).resolve().parents[2] / "tasks" / "inc-001.toml"
+    mine = tmp_path / "mine"
+    mine.mkdir()
+    (mine / "mine-001.toml").write_text(bundled.read_text().replace('id = "inc-001"', 'id = "mine-001"', 1))
+    monkeypatch.delenv("SREZERO_TASKS_PATH", raising=False)
+    runner = CliRunner()
+    res = runner.invoke(cli, ["run", "--task", str(mine / "mine-001.toml"), "--agent", "oracle", "--seed", "0",
+                              "--out", str(tmp_path / "run" / "oracle.json")])
+    assert res.exit_code == 0, res.output
+    pages = {}
+    for name, extra in (("without", []), ("with", ["--tasks-dir", str(mine)])):
+        res = runner.invoke(cli, ["report", str(tmp_path / "run"), "--out", str(tmp_path / name), *extra])
+        assert res.exit_code == 0, res.output
+        pages[name] = next((tmp_path / name / "episodes").glob("*.html")).read_text()
+    assert "not available here" in pages["without"] and "--tasks-dir" in pages["without"]
+    assert "not available here" not in pages["with"] and "<svg" in pages["with"]
+    assert "<svg" not in pages["without"].split("not available here")[1]
+    assert "SREZERO_TASKS_PATH" not in os.environ  # the lookup path is the command's, not left behind
