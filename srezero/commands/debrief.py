@@ -50,11 +50,11 @@ def debrief_cmd(records: tuple[str, ...], agents: tuple[str, ...], tasks: tuple[
         raise click.ClickException(f"none of the {len(found)} record(s) matches --agent/--task/--seed")
     safe_streams(sys.stdout, sys.stderr)
     style = Style(want_colour(sys.stdout, color))
-    failed = 0
-    for i, (path, record) in enumerate(chosen):
-        if i:
-            sys.stdout.write("\n" + "=" * (width or 72) + "\n\n")
+    failed = printed = 0
+    for path, record in chosen:
         text, problem = debrief_of(record, str(path), tuple(dirs), style, width)
+        if text and printed:  # a rule between debriefs, none around a record that has none
+            sys.stdout.write("\n" + "=" * (width or 72) + "\n\n")
         if problem:  # before the debrief it concerns, not after a screenful of it
             failed += not text
             sys.stdout.flush()
@@ -62,6 +62,7 @@ def debrief_cmd(records: tuple[str, ...], agents: tuple[str, ...], tasks: tuple[
             sys.stderr.flush()
         if text:
             sys.stdout.write(text + "\n")
+            printed += 1
     sys.stdout.flush()
     if failed:
         raise click.ClickException(f"{failed} of {len(chosen)} record(s) could not be debriefed (see above)")
@@ -86,7 +87,7 @@ def debrief_of(record: dict[str, Any], where: str, dirs: tuple[str, ...] = (), s
         spec = get_task(str(task_id), dirs)
         run = rerun(record, spec)
     except (KeyError, ValueError) as exc:
-        hint = "" if dirs else " (a task of your own? give its folder with --tasks-dir)"
+        hint = "" if dirs or "--tasks-dir" in str(exc) else " (a task of your own? give its folder with --tasks-dir)"
         return "", f"{head}: no debrief, cannot load task {task_id!r}: {str(exc).strip(chr(39) + chr(34))}{hint}"
     problem = ""
     if run.diverged:

@@ -80,11 +80,14 @@ def test_records_that_cannot_be_debriefed_say_why(tmp_path: Path, played: tuple[
     unknown.write_bytes(orjson.dumps({**rec, "task_id": "my-own-task"}))
     out = CliRunner().invoke(cli, ["debrief", str(unknown)])
     assert out.exit_code == 1
-    assert "cannot load task 'my-own-task'" in out.output and "--tasks-dir" in out.output
+    assert "cannot load task 'my-own-task'" in out.output and out.output.count("--tasks-dir") == 1  # one hint
     unfinished = tmp_path / "crashed.json"
     unfinished.write_bytes(orjson.dumps({**rec, "status": "agent_error", "error": "boom", "result": None}))
     out = CliRunner().invoke(cli, ["debrief", str(unfinished)])
     assert out.exit_code == 1 and "the episode did not end (agent_error: boom)" in out.output
+    # records with no debrief print no rules around nothing; a rule only between debriefs
+    out = CliRunner().invoke(cli, ["debrief", str(unknown), str(unfinished), str(record), str(unfinished), str(record)])
+    assert out.exit_code == 1 and out.stdout.count("=" * 60) == 1 and out.stdout.startswith("human:ada")
     out = CliRunner().invoke(cli, ["debrief", str(tmp_path / "nothing.json")])
     assert out.exit_code == 2 and "does not exist" in out.output
 
