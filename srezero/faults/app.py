@@ -5,8 +5,9 @@ from __future__ import annotations
 from collections.abc import Generator
 from typing import TYPE_CHECKING, Any
 
-from srezero.errors import did_you_mean
+from srezero.errors import did_you_mean, toml_literal
 from srezero.faults.base import (
+    TYPE_WORDS,
     Fault,
     FaultMeta,
     Param,
@@ -58,6 +59,11 @@ class ConfigFault(Fault):
                                     f"{keys})")
         self.original = svc.config.get(self.key)
         if "value" in self.params:  # the service would refuse it from anyone: a fault cannot set what set_config cannot
+            want = cfg.key_type(self.service, self.key)
+            problem = Param("value", want, None).type_problem(self.params["value"])
+            if problem:  # "40" for a number would show quoted in get_config (a giveaway) and break the model
+                raise ParamError("value", f"{self.meta.name}: {self.service}.{self.key} takes {TYPE_WORDS[want]}; "
+                                          f"got {toml_literal(self.params['value'])}")
             try:
                 cfg.check_range(self.service, self.key, self.params["value"])
             except ValueError as exc:

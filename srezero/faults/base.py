@@ -47,6 +47,11 @@ CATEGORIES: dict[str, str] = {
 LAYERS = ("application", "database", "cache", "queue", "load_balancer", "kernel", "disk", "hardware", "failure_mode")
 
 
+#: How a parameter's type is asked for in an error, as one writes it in TOML.
+TYPE_WORDS: dict[type, str] = {bool: "true or false", int: "an integer (a whole number, without quotes)",
+                               float: "a number (write a number, without quotes)", str: "text (a quoted string)"}
+
+
 @dataclass(frozen=True)
 class Param:
     name: str
@@ -56,6 +61,17 @@ class Param:
     hi: float | None = None
     description: str = ""
     choices: tuple[Any, ...] = ()
+
+    def type_problem(self, value: Any) -> str | None:
+        """What is wrong with the type of ``value`` (as TOML gives it) for this parameter, or None. An
+        integer stands in for a float; nothing else is converted (``"8"`` or ``true`` for a number would
+        be read some way the author did not mean)."""
+        if self.type is object or self.type not in TYPE_WORDS:
+            return None
+        is_number = isinstance(value, int | float) and not isinstance(value, bool)
+        ok = {bool: isinstance(value, bool), int: is_number and isinstance(value, int), float: is_number,
+              str: isinstance(value, str)}[self.type]
+        return None if ok else f"must be {TYPE_WORDS[self.type]}"
 
     def value_problem(self, value: Any) -> str | None:
         """What is wrong with ``value`` for this parameter: not one of its choices, or a number outside

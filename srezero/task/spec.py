@@ -184,9 +184,8 @@ class FaultSpec(_Model):
             if p is None:
                 problems.append(f"@params.{name}: {self.primitive} has no parameter {name!r}"
                                 f"{did_you_mean(name, declared)} (parameters: {', '.join(declared) or 'none'})")
-            elif (not p.choices and (p.lo is not None or p.hi is not None)
-                  and (not isinstance(value, int | float) or isinstance(value, bool))):
-                problems.append(f"@params.{name}: must be a number (write a number, without quotes; got {toml_literal(value)})")
+            elif problem := p.type_problem(value):
+                problems.append(f"@params.{name}: {problem}; got {toml_literal(value)}")
             elif problem := p.value_problem(value):
                 problems.append(f"@params.{name}: {problem}")
         if problems:  # all of them at once; the loader splits them into one line per field
