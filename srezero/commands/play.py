@@ -72,16 +72,28 @@ def play_cmd(task_id: str | None, task_opt: str | None, seed: int, dirs: tuple[s
         sys.stdout.flush()
         sys.stderr.write(style.red(f"\n{warning}") + "\n")
     sys.stdout.write(end_message(str(path), env.spec.id, seed, session.agent_label,
-                                 columns(sys.stdout), folder=not warning) + "\n")
+                                 columns(sys.stdout), folder=not warning, tasks_dir=_own_tasks_dir(task_id, dirs))
+                     + "\n")
     sys.stdout.flush()
 
 
+def _own_tasks_dir(task_id: str, dirs: tuple[str, ...]) -> str | None:
+    """The folder of a task that is not bundled (a path, --tasks-dir, SREZERO_TASKS_PATH), or None."""
+    from srezero.task.loader import bundled_dir, task_file
+
+    path = task_file(task_id, dirs)
+    if path is None or path.resolve().parent == bundled_dir().resolve():
+        return None
+    return str(path.resolve().parent)
+
+
 def end_message(path: str, task_id: str, seed: int, label: str = "",
-                width: int | None = None, folder: bool = True) -> str:
+                width: int | None = None, folder: bool = True, tasks_dir: str | None = None) -> str:
     """Where the record went, how to replay it and how to report on it. Each command is a line of its
     own, never wrapped, so it can be copied whole; the prose around it wraps to ``width`` columns.
     ``folder=False`` (a record saved to a temporary file instead) leaves out the folder's report: that
-    folder is the system's temporary directory, not a folder of records."""
+    folder is the system's temporary directory, not a folder of records. ``tasks_dir``: the folder of a
+    task of one's own, which each command is then given (they look the task up by id)."""
     import os
     import shlex
 
@@ -91,16 +103,17 @@ def end_message(path: str, task_id: str, seed: int, label: str = "",
     if os.path.isabs(path) and os.path.commonpath([here, path]) == here:
         path = os.path.relpath(path, here)
     q = shlex.quote(path)
+    own = f" --tasks-dir {shlex.quote(tasks_dir)}" if tasks_dir else ""
     replay_note = "the same actions give the same result"
     where = shlex.quote(os.path.dirname(path) or ".")
     attempt = f" as {label} (a repeat of this task and seed in that folder)" if "#" in label else ""
     lines = [fit(f"transcript saved to {path}{attempt}", width),
              fit(f"  replay it ({replay_note}):", width),
-             f"    SREZERO_REPLAY={q} srezero run --task {shlex.quote(task_id)} --agent replay --seed {seed}",
+             f"    SREZERO_REPLAY={q} srezero run --task {shlex.quote(task_id)} --agent replay --seed {seed}{own}",
              fit("  print this debrief again:", width),
-             f"    srezero debrief {q}",
+             f"    srezero debrief {q}{own}",
              fit("  report on it (HTML, with a step-by-step replay page):", width),
-             f"    srezero report {q}"]
+             f"    srezero report {q}{own}"]
     if folder:
-        lines += [fit("  or on the folder's records together:", width), f"    srezero report {where}"]
+        lines += [fit("  or on the folder's records together:", width), f"    srezero report {where}{own}"]
     return "\n" + "\n".join(lines)

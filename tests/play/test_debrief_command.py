@@ -103,3 +103,30 @@ def test_a_quit_session_replays_to_its_own_result_as_the_end_message_says(played
     assert saved["result"]["end"] == "stopped" and replayed["result"] == saved["result"]
     # step by step too, rewards included: play records with the sweep's reward mode, as `srezero run` does
     assert replayed["trajectory"] == saved["trajectory"]
+
+
+def test_the_commands_play_prints_at_the_end_work_for_a_task_of_ones_own(tmp_path: Path,
+                                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    """After playing a private task, the replay, debrief and report commands play prints must find it too."""
+    import shlex
+
+    bundled = Path(__file__).resolve().parents[2] / "tasks" / "inc-001.toml"
+    mine = tmp_path / "mine"
+    mine.mkdir()
+    (mine / "class-01.toml").write_text(bundled.read_text().replace('id = "inc-001"', 'id = "class-01"', 1))
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("SREZERO_TASKS_PATH", raising=False)
+    for how in (["class-01", "--tasks-dir", "mine"], [str(mine / "class-01.toml")]):
+        out = CliRunner().invoke(cli, ["play", *how, "--record", "r.json", "--color", "never"], input="resolve()\n")
+        assert out.exit_code == 0, out.output
+        end = out.output[out.output.index("\ntranscript saved to"):]
+        commands = [line.split() for line in end.splitlines() if line.startswith("    ")]
+        assert len(commands) == 4 and all("--tasks-dir" in c for c in commands), commands
+        for words in commands:
+            env = dict(w.split("=", 1) for w in words if w.startswith("SREZERO_REPLAY="))
+            args = shlex.split(" ".join(w for w in words if not w.startswith("SREZERO_REPLAY=")))[1:]
+            if args[0] == "report":
+                args += ["--out", str(tmp_path.with_name(f"{tmp_path.name}-report-{len(how)}-{len(args)}")), "--no-replay"]
+            ran = CliRunner().invoke(cli, args, env=env)
+            assert ran.exit_code == 0, (words, ran.output)
+        (tmp_path / "r.json").unlink()
