@@ -225,16 +225,27 @@ def check_cmd(tasks: tuple[str, ...], seeds: int, seed_start: int, min_marks: fl
               dirs: tuple[str, ...]) -> None:
     """Play tasks on seeds 0..N-1 (or from --seed-start) and print what happened per seed.
 
-    Each task is an id (bundled, SREZERO_TASKS_PATH or --tasks-dir), a gen: id or a .toml path. A task
-    passes when, on every seed, the page fires on its own, the oracle makes no invalid action,
+    Each task is an id (bundled, SREZERO_TASKS_PATH or --tasks-dir), a gen: id, a .toml path or a
+    directory (its .toml files, as `task validate` reads it). A task passes when, on every seed, the page fires on its own, the oracle makes no invalid action,
     surfaces every evidence signal and reaches the bar, and the random agent does not succeed.
     The page column is seconds from the first fault's onset to the page firing on its own.
     """
-    from srezero.task.loader import get_task
-    from srezero.task.validate import check_seed, min_marks_for
+    from pathlib import Path
 
-    bad = 0
+    from srezero.task.loader import get_task
+    from srezero.task.validate import check_seed, min_marks_for, task_files
+
+    expanded = []
     for tid in tasks:
+        if Path(tid).is_dir():
+            files = task_files([tid])
+            if not files:
+                raise click.ClickException(f"{tid}: no .toml task files in this directory")
+            expanded += [str(f) for f in files]
+        else:
+            expanded.append(tid)
+    bad = 0
+    for tid in expanded:
         try:
             spec = get_task(tid, tuple(dirs))
         except (KeyError, ValueError) as exc:

@@ -43,6 +43,22 @@ def test_check_help_says_id_or_path() -> None:
     assert "ID_OR_PATH" in _check("--help").output
 
 
+def test_a_directory_is_checked_file_by_file_as_validate_reads_it(tmp_path) -> None:
+    from pathlib import Path
+
+    bundled = Path(__file__).resolve().parents[2] / "tasks"
+    for tid in ("inc-013", "inc-004"):
+        (tmp_path / f"own-{tid}.toml").write_text((bundled / f"{tid}.toml").read_text().replace(
+            f'id = "{tid}"', f'id = "own-{tid}"', 1))
+    res = _check(str(tmp_path), "--seeds", "1")
+    assert res.exit_code == 0, res.output
+    assert [line.split()[1] for line in res.output.splitlines() if line.startswith("ok")] == ["own-inc-004",
+                                                                                              "own-inc-013"]
+    (tmp_path / "empty").mkdir()
+    res = _check(str(tmp_path / "empty"))
+    assert res.exit_code == 1 and "no .toml task files" in res.output
+
+
 def test_bars_curated_and_generated() -> None:
     assert min_marks_for(srezero.get_task("inc-013")) == MIN_MARKS == 98
     assert min_marks_for(srezero.get_task(gen.sample(1, 0)[0].id)) == MIN_MARKS_GENERATED == 95
