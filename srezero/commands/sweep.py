@@ -265,8 +265,8 @@ def caveats(summary: dict) -> list[str]:
     if len({tuple(sorted(cells.items())) for cells in per_task.values()}) > 1:
         counts = ", ".join(f"{a} {sum(c.values())}" for a, c in sorted(per_task.items()))
         out.append(f"the agents ran different episodes ({counts}), so their rows are not comparable as they stand: "
-                   "rerun the same sweep to complete it, or rank them on the shared episodes with "
-                   "`srezero report --common`")
+                   "run the missing (agent, task, seed) cells (rerunning a stopped sweep does), or rank them on "
+                   "the shared episodes with `srezero report --common`")
     few = few_tasks_caveat(max((len(c) for c in per_task.values()), default=0))
     if few:
         out.append(few)

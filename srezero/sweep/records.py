@@ -419,9 +419,9 @@ def merge_manifest(old: dict[str, Any] | None, new: dict[str, Any], allow_mixed:
         problems.append(f"the tool set changed since the run was recorded ({old['tools']} -> {new['tools']})")
     if "max_steps" in old and old["max_steps"] != new["max_steps"]:
         def cap(v: Any) -> str:
-            return "each task's step budget" if v is None else f"--max-steps {v}"
+            return "no --max-steps (each task's own step budget)" if v is None else f"--max-steps {v}"
 
-        problems.append(f"{cap(new['max_steps'])} differs from the recorded run's {cap(old['max_steps'])}")
+        problems.append(f"this sweep has {cap(new['max_steps'])}, the recorded run {cap(old['max_steps'])}")
     if problems:
         mixed_only = len(problems) == 1 and old.get("engine") != new["engine"] and not allow_mixed
         advice = ("; pass --allow-mixed to extend it anyway (the manifest lists every build under 'builds'), or "

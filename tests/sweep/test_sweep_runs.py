@@ -167,7 +167,7 @@ def test_the_step_cap_truncates_and_scores_and_is_part_of_the_run(tmp_path):
     record = orjson.loads(records.record_path(tmp_path, "oracle", "inc-001", 0).read_bytes())
     assert row["status"] == "ok" and record["result"]["truncated"] and record["result"]["steps"] == 3
     assert records.load_manifest(tmp_path)["max_steps"] == 3
-    with pytest.raises(ValueError, match="each task's step budget differs from the recorded run's --max-steps 3"):
+    with pytest.raises(ValueError, match=r"this sweep has no --max-steps \(each task's own step budget\), the recorded run --max-steps 3"):
         runner.sweep(tmp_path, [runner.agent_spec("oracle")], specs(("inc-001",)), [0], progress=False)
     m = records.load_manifest(tmp_path)
     records.write_json(tmp_path / records.MANIFEST, {**m, "tools": "sha256:0000000000000000"})
