@@ -22,18 +22,38 @@ def recorded_actions(record: dict[str, Any]) -> list[Any]:
     """The actions of a record's trajectory, as they were sent.
 
     A typed :class:`~srezero.tools.parse.Action` was recorded as its repr: a valid one replays as its
-    tool and arguments; an invalid one replays as the repr, which is invalid again (its arguments were
-    not recorded). An unrecordable object was recorded as its type name and replays as that text.
+    tool and validated arguments, an invalid one as the tool and arguments its repr holds (refused
+    again, with the same error). An unrecordable object was recorded as its type name and replays as
+    that text.
     """
     out: list[Any] = []
     for step in record.get("trajectory") or []:
         action = step.get("action")
         if isinstance(action, str) and action.startswith("Action(") and step.get("tool") and step.get("ok"):
             action = {"tool": step["tool"], "args": step.get("args") or {}}
+        elif isinstance(action, str) and action.startswith("Action(") and (sent := _typed_action(action)):
+            action = sent  # an invalid one: the same tool and arguments, refused again with the same words
         elif not isinstance(action, dict | str):
             action = str(action)
         out.append(action)
     return out
+
+
+def _typed_action(text: str) -> dict[str, Any] | None:
+    """``Action(tool='x', args={...})`` as a record holds it, back to ``{"tool", "args"}``; None when the
+    text is no such call (its arguments are JSON-safe values, so their repr reads back literally)."""
+    import ast
+
+    try:
+        call = ast.parse(text, mode="eval").body
+        if not isinstance(call, ast.Call) or call.args:
+            return None
+        fields = {kw.arg: ast.literal_eval(kw.value) for kw in call.keywords}
+    except (SyntaxError, ValueError, TypeError, MemoryError, RecursionError):
+        return None
+    tool, args = fields.get("tool"), fields.get("args")
+    return {"tool": tool, "args": args} if set(fields) == {"tool", "args"} and isinstance(tool, str) \
+        and isinstance(args, dict) else None
 
 
 def ended_without_resolve(record: dict[str, Any]) -> bool:
@@ -72,12 +92,16 @@ def rerun(record: dict[str, Any], spec: TaskSpec | str | None = None) -> Rerun:
     want = record.get("result")
     if env.result is None and want is not None:
         env.finish()
-    return Rerun(env, env.result, _divergence(env, actions, want))
+    return Rerun(env, env.result, _divergence(env, actions, want, record.get("trajectory") or []))
 
 
-def _divergence(env: Episode, actions: list[Any], want: dict[str, Any] | None) -> str:
+def _divergence(env: Episode, actions: list[Any], want: dict[str, Any] | None,
+                recorded: list[dict[str, Any]] = ()) -> str:
     if len(env.trajectory) != len(actions):
         return f"replayed {len(env.trajectory)} of {len(actions)} recorded steps"
+    for step, was in zip(env.trajectory, recorded):  # what each step showed, not only where the episode ended
+        if any(key in was and step.get(key) != was[key] for key in ("text", "error")):
+            return f"step {step['step']} showed something else than the record holds"
     got = env.result
     if want is None or got is None:
         return "" if want is got else "the replay ended with a result the record does not have"

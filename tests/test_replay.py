@@ -47,8 +47,17 @@ def test_action_objects_replay_as_calls_and_invalid_ones_stay_invalid() -> None:
     agent = _Scripted([Action("get_alerts", {"bogus": 1}), Action("get_status", {"service": "database"})])
     rec = _as_saved(run_episode(srezero.make("inc-002", 1), agent, 1))
     assert recorded_actions(rec)[1] == {"tool": "get_status", "args": {"service": "database"}}
-    assert isinstance(recorded_actions(rec)[0], str)  # the bad call's args were not recorded
-    assert rerun(rec).diverged == ""
+    assert recorded_actions(rec)[0] == {"tool": "get_alerts", "args": {"bogus": 1}}  # read back from its repr
+    assert rerun(rec).diverged == ""  # step by step: the bad call is refused with the same words
+
+
+def test_a_replay_that_shows_other_steps_is_flagged_even_when_the_result_matches() -> None:
+    """A record whose actions replay to the same result but not the same observations (here an agent's
+    None, recorded as the text 'None', which is refused in other words) is not a faithful replay."""
+    agent = _Scripted([None, "get_alerts()"])
+    rec = _as_saved(run_episode(srezero.make("inc-002", 1), agent, 1))
+    assert rec["trajectory"][0]["action"] == "None" and "not NoneType" in rec["trajectory"][0]["error"]
+    assert rerun(rec).diverged == "step 1 showed something else than the record holds"
 
 
 def test_an_episode_stopped_early_is_finished_the_same_way() -> None:

@@ -8,6 +8,7 @@ effect) and five minutes later.
 
 from __future__ import annotations
 
+import json
 import re
 import textwrap
 from datetime import date
@@ -249,9 +250,15 @@ def timeline(env: Episode, result: dict[str, Any], hints: list[dict[str, Any]]) 
         add(e.at - t0, "event", f"{e.reason} {e.entity}: {e.message}{more}")
     add(0.0, "page", f"PAGE: {env.briefing.page}")
     for step in env.trajectory:
-        call = step["action"] if isinstance(step["action"], str) else str(step["tool"])
-        if step["ok"] and step["tool"] and any(len(w) > 50 for w in call.split()):
-            call = gp.call_text(step)  # JSON typed without spaces: the same call, spaced so it can wrap
+        sent = step["action"]
+        if not isinstance(sent, str):  # a dict action: the call with the arguments it gave, or what was sent
+            args = sent.get("args") if isinstance(sent, dict) else None
+            call = (gp.call_text({"tool": step["tool"], "args": args if isinstance(args, dict) else step["args"]})
+                    if step["ok"] and step["tool"] else json.dumps(sent, ensure_ascii=False))
+        else:
+            call = step["action"]
+            if step["ok"] and step["tool"] and any(len(w) > 50 for w in call.split()):
+                call = gp.call_text(step)  # JSON typed without spaces: the same call, spaced so it can wrap
         status = "" if step["ok"] else f"  -> error: {shorten(str(step['error']), 90, LONG_WORD)}"
         call = shorten(call, 110, 0 if step["ok"] else LONG_WORD)  # what ran is never cut inside a word
         add(step["sim_time_s"], "you", f"step {step['step']}: {call}{status}", float(step["step"]))
