@@ -200,3 +200,21 @@ def test_the_guides_helpers_exist_where_it_says() -> None:
             for part in name.split("."):
                 assert hasattr(obj, part), f"extending.md: {name} is not in {module.__name__}"
                 obj = getattr(obj, part)
+
+
+def test_every_module_that_registers_primitives_is_in_the_catalogue() -> None:
+    """A new primitive module must be imported by faults/catalog.py, or its primitives do not exist. In a
+    fresh interpreter (another test may have imported the module already), load_all must reach every
+    module under srezero/faults that applies ``@register`` to a class."""
+    import re
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    package = Path(srezero.__file__).parent / "faults"
+    registering = sorted(f"srezero.faults.{p.stem}" for p in package.glob("*.py")
+                         if re.search(r"^@register\s*\nclass ", p.read_text(), re.M))
+    probe = ("from srezero.faults.base import REGISTRY, load_all; load_all(); "
+             "print(*sorted({c.__module__ for c in REGISTRY.values()}))")
+    loaded = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True).stdout.split()
+    assert len(registering) >= 10 and registering == loaded, "add the module to srezero/faults/catalog.py"
