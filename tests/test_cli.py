@@ -176,11 +176,13 @@ def test_a_broken_extension_declaration_is_one_error_line_that_blames_no_task_fi
         assert out.stderr.strip() == "Error: fault primitive 'io_hog' (mine.IoHog): layer: unknown layer 'disks'", out.stderr
 
 
-def test_a_negative_seed_is_a_usage_error_not_a_traceback() -> None:
-    for args in (["run", "--task", "inc-002", "--seed", "-1"], ["task", "show", "inc-001", "--seed", "-1", "--spoilers"],
-                 ["play", "inc-001", "--seed", "-1"]):
-        res = CliRunner().invoke(cli, args)
-        assert res.exit_code == 2 and "-1 is not in the range x>=0" in res.output, (args, res.output)
+def test_a_seed_out_of_range_is_a_usage_error_not_a_traceback() -> None:
+    """Negative seeds, and seeds no record can hold (they used to play, then fail as an 'agent error')."""
+    for seed in ("-1", str(2**63), "99999999999999999999"):
+        for args in (["run", "--task", "inc-002", "--seed", seed], ["task", "show", "inc-001", "--seed", seed, "--spoilers"],
+                     ["play", "inc-001", "--seed", seed], ["mcp", "--task", "inc-001", "--seed", seed]):
+            res = CliRunner().invoke(cli, args)
+            assert res.exit_code == 2 and f"{seed} is not in the range 0<=x<={2**63 - 1}" in res.output, (args, res.output)
 
 
 def test_play_takes_the_task_as_run_does_or_positionally(tmp_path) -> None:
