@@ -16,6 +16,7 @@ from srezero.faults.base import (
     RootCause,
     Signal,
     direction_tokens,
+    has_type,
     register,
     value_tokens,
 )
@@ -60,8 +61,7 @@ class ConfigFault(Fault):
         self.original = svc.config.get(self.key)
         if "value" in self.params:  # the service would refuse it from anyone: a fault cannot set what set_config cannot
             want = cfg.key_type(self.service, self.key)
-            problem = Param("value", want, None).type_problem(self.params["value"])
-            if problem:  # "40" for a number would show quoted in get_config (a giveaway) and break the model
+            if not has_type(self.params["value"], want):  # "40" for a number shows quoted in get_config, a giveaway
                 raise ParamError("value", f"{self.meta.name}: {self.service}.{self.key} takes {TYPE_WORDS[want]}; "
                                           f"got {toml_literal(self.params['value'])}")
             try:

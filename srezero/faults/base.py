@@ -52,6 +52,15 @@ TYPE_WORDS: dict[type, str] = {bool: "true or false", int: "an integer (a whole 
                                float: "a number (write a number, without quotes)", str: "text (a quoted string)"}
 
 
+def has_type(value: Any, typ: type) -> bool:
+    """Whether ``value`` (as TOML gives it) is of ``typ``, one of :data:`TYPE_WORDS` (any other type takes
+    anything). An integer stands in for a float; nothing else is converted (``"8"`` or ``true`` for a
+    number would be read some way the author did not mean)."""
+    is_number = isinstance(value, int | float) and not isinstance(value, bool)
+    return {bool: isinstance(value, bool), int: is_number and isinstance(value, int), float: is_number,
+            str: isinstance(value, str)}.get(typ, True)
+
+
 @dataclass(frozen=True)
 class Param:
     name: str
@@ -63,15 +72,8 @@ class Param:
     choices: tuple[Any, ...] = ()
 
     def type_problem(self, value: Any) -> str | None:
-        """What is wrong with the type of ``value`` (as TOML gives it) for this parameter, or None. An
-        integer stands in for a float; nothing else is converted (``"8"`` or ``true`` for a number would
-        be read some way the author did not mean)."""
-        if self.type is object or self.type not in TYPE_WORDS:
-            return None
-        is_number = isinstance(value, int | float) and not isinstance(value, bool)
-        ok = {bool: isinstance(value, bool), int: is_number and isinstance(value, int), float: is_number,
-              str: isinstance(value, str)}[self.type]
-        return None if ok else f"must be {TYPE_WORDS[self.type]}"
+        """What is wrong with the type of ``value`` (as TOML gives it) for this parameter, or None."""
+        return None if has_type(value, self.type) else f"must be {TYPE_WORDS[self.type]}"
 
     def value_problem(self, value: Any) -> str | None:
         """What is wrong with ``value`` for this parameter: not one of its choices, or a number outside

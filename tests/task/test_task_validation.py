@@ -66,13 +66,6 @@ CASES = [
      "params = { key = 5, value = 1 }", "faults[1].params.key", "must be text (a quoted string); got 5"),
     ("param-bool", "", "", "[[faults]]\nprimitive = 'latent_sector_errors'\ntarget = 'disk(database.primary)'\n"
      "params = { read_error_rate = true }", "faults[1].params.read_error_rate", "must be a number (write a number, without quotes); got true"),
-    # a value the key's type does not take: "40" would show quoted in get_config, and "8" broke the queue model
-    ("config-value-text", "", "", "[[faults]]\nprimitive = 'bad_config'\ntarget = 'web_server'\n"
-     "params = { key = 'db_timeout_ms', value = '40' }", "faults[1].params.value",
-     'web_server.db_timeout_ms takes an integer (a whole number, without quotes); got "40"'),
-    ("config-value-fraction", "", "", "[[faults]]\nprimitive = 'bad_config'\ntarget = 'worker'\n"
-     "params = { key = 'concurrency', value = 8.5 }", "faults[1].params.value",
-     "worker.concurrency takes an integer (a whole number, without quotes); got 8.5"),
     ("at-negative", "", "at = -5", "", "faults[0].at", "greater than or equal to 0"),
     ("faults-as-table", "", "", "", "faults", "array of tables"),
     ("unknown-noise", "", "", "[noise]\nextra = { gremlins = 1 }", "noise.extra.gremlins",
@@ -115,6 +108,13 @@ CASES = [
      "params = { key = 'ttl', value = 60 }", "faults[1].params.key", "has no config key 'ttl'; did you mean ttl_s?"),
     ("config-value-refused", "", "", "[[faults]]\nprimitive = 'bad_config'\ntarget = 'cache'\n"
      "params = { key = 'ttl_s', value = -5 }", "faults[1].params.value", "cache accepts ttl_s from 1 to 31536000, not -5"),
+    # a value the key's type does not take: "40" would show quoted in get_config, and "8" broke the queue model
+    ("config-value-text", "", "", "[[faults]]\nprimitive = 'bad_config'\ntarget = 'web_server'\n"
+     "params = { key = 'db_timeout_ms', value = '40' }", "faults[1].params.value",
+     'web_server.db_timeout_ms takes an integer (a whole number, without quotes); got "40"'),
+    ("config-value-fraction", "", "", "[[faults]]\nprimitive = 'bad_config'\ntarget = 'worker'\n"
+     "params = { key = 'concurrency', value = 8.5 }", "faults[1].params.value",
+     "worker.concurrency takes an integer (a whole number, without quotes); got 8.5"),
     ("alternatives-of-two-kinds", "", "", "[[faults]]\nprimitive = 'thermal_throttling'\n"
      "target = 'node(database.primary) | disk(cache[0])'", "faults[1].target",
      "alternatives must name one kind of entity (all nodes, all disks, all replicas or all services), not disk, node"),
