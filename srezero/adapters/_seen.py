@@ -6,6 +6,10 @@ by reading them off an observation the agent was shown. A :class:`Seen` names on
 it was read ("the old value of the newest web_server edit in the last change history that listed
 web_server"), and :class:`Memory` keeps the rows of the latest observation of each kind.
 
+A claim's detail is built the same way: :class:`Detailed` resubmits the agent's own last claims with
+one piece appended to the last claim's detail (a fixed phrase, a device, or a seen value such as an
+edit's ``key=new`` or a deployed release).
+
 Nothing else goes in: the memory is filled only from the text and data of the agent's own steps, so a
 value the agent has not been shown cannot be bound, and these actions carry no ground truth.
 """
@@ -23,7 +27,7 @@ from srezero.sim.components import SERVICE_KINDS
 #: How many rows of each listing the catalogue reaches, and what one row holds. Edits are ranked newest
 #: first (the history lists them oldest first); every other listing in the order it is printed.
 RANKS = {"edit": 4, "sysctl": 2, "process": 6, "blocker": 2, "slot": 3, "message": 5, "slow_query": 2,
-         "stale": 2, "claim": 1}
+         "stale": 2, "release": 2, "claim": 1}
 
 #: A sysctl edit in the history is the node's name, then an edit.
 _SYSCTL = re.compile(r"^(?P<node>[^\s:]+): (?P<edit>.*)$")
@@ -32,6 +36,8 @@ _TOP_ROW = re.compile(r"^(?P<name>\S+) \([^)]*\)\s+[\d.]+\s+\d+\s")
 _BLOCKER = re.compile(r"^blocking pid (\d+)", re.M)
 #: A slow-query log line's lookup: ``duration: 3102.8 ms  statement: SELECT ... FROM orders WHERE customer_id = $1``.
 _SLOW_LOOKUP = re.compile(r"duration: [\d.]+ ms\s+statement: SELECT .*? FROM (\w+) WHERE (\w+) = ")
+#: A deploy in the history: ``deployed v1.20.5: upgrade HTTP client``.
+_DEPLOY = re.compile(r"^deployed (\S+):")
 
 
 @dataclass(frozen=True)
@@ -47,6 +53,27 @@ class Seen:
     def __str__(self) -> str:
         of = f" of {str(self.scope).strip('<>')}" if self.scope is not None else ""
         return f"<seen {self.kind} {self.rank}{of}: {self.field}>"
+
+
+@dataclass(frozen=True)
+class Detailed:
+    """The claims of the agent's own last accepted ``submit_diagnosis`` with ``piece`` appended to the
+    detail of the last one: a phrase from a fixed list, a disk slot's device, or a :class:`Seen` value.
+    A detail is built up a piece per step, from what the agent was shown."""
+
+    piece: Any
+
+    def __str__(self) -> str:
+        piece = f'"{self.piece}"' if isinstance(self.piece, str) else str(self.piece)
+        return f"<last claims, detail + {piece}>"
+
+
+def with_detail(claims: Sequence[Mapping[str, Any]], piece: Any) -> list[dict[str, Any]]:
+    """Copies of ``claims`` with ``piece`` (as text) appended to the last claim's detail."""
+    out = [dict(c) for c in claims]
+    last = out[-1]
+    last["detail"] = f"{last.get('detail') or ''} {piece}".strip()
+    return out
 
 
 def literal(text: str) -> Any:
@@ -66,7 +93,7 @@ def literal(text: str) -> Any:
 
 def _edit(detail: str) -> dict[str, Any] | None:
     parsed = parse_edit(detail)
-    return {"key": parsed[0], "old": literal(parsed[1])} if parsed else None
+    return {"key": parsed[0], "old": literal(parsed[1]), "setting": f"{parsed[0]}={parsed[2]}"} if parsed else None
 
 
 class Memory:
@@ -168,7 +195,7 @@ def _slow_lookups(text: str) -> list[dict[str, str]]:
         if match := _SLOW_LOOKUP.search(line):
             counts[match[1], match[2]] = counts.get((match[1], match[2]), 0) + 1
     ranked = sorted(counts, key=lambda lookup: -counts[lookup])  # stable: first listed wins a tie
-    return [{"table": table, "column": column} for table, column in ranked]
+    return [{"table": table, "column": column, "lookup": f"{table}.{column}"} for table, column in ranked]
 
 
 def _after(header: str, text: str) -> list[str]:
@@ -179,13 +206,17 @@ def _after(header: str, text: str) -> list[str]:
 
 
 def _changes(service: str, history: Sequence[Mapping[str, Any]]) -> dict[tuple[str, str | None], list[dict]]:
-    """Config edits per service and sysctl edits per node, newest first. A history of one service
-    lists only that service; the full history lists every service and every node's sysctl edits."""
-    found: dict[tuple[str, str | None], list[dict]] = {("edit", s): [] for s in ([service] if service else SERVICE_KINDS)}
+    """Config edits and deployed releases per service and sysctl edits per node, newest first. A
+    history of one service lists only that service; the full history lists every service and every
+    node's sysctl edits."""
+    services = [service] if service else SERVICE_KINDS
+    found: dict[tuple[str, str | None], list[dict]] = {(kind, s): [] for kind in ("edit", "release") for s in services}
     for change in reversed(history):
         detail, kind = str(change.get("detail", "")), change.get("kind")
         if kind == "config" and ("edit", change.get("service")) in found and (row := _edit(detail)):
             found["edit", change["service"]].append(row)
+        elif kind == "deploy" and ("release", change.get("service")) in found and (deploy := _DEPLOY.match(detail)):
+            found["release", change["service"]].append({"version": deploy[1]})
         elif kind == "sysctl" and not service and (node := _SYSCTL.match(detail)) and (row := _edit(node["edit"])):
             found.setdefault(("sysctl", node["node"]), []).append(row)
     return found

@@ -30,10 +30,8 @@ observations (:mod:`srezero.adapters._seen`), so they too carry nothing the agen
 from __future__ import annotations
 
 import copy
-import json
 import numbers
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass
 from typing import Any
 
 import gymnasium as gym
@@ -42,183 +40,30 @@ import orjson
 from gymnasium import spaces
 from gymnasium.error import InvalidAction
 
-from srezero.adapters._seen import RANKS, Memory, Seen
+from srezero.adapters._catalogue import (  # noqa: F401 (re-exported: the catalogue is part of this env's API)
+    CHANGES_WINDOW_H,
+    DETAIL_PLACEHOLDER,
+    DETAIL_WORDS,
+    DISKS_PER_NODE,
+    EXCLUDED,
+    KEY_SERVICE_METRICS,
+    LOG_LEVEL,
+    MAX_NODES,
+    SEEDED_MAX_NODES,
+    WAIT_SECONDS,
+    DiskSlot,
+    Entry,
+    NodeSlot,
+    build_catalogue,
+    call_text,
+    max_nodes,
+)
+from srezero.adapters._seen import Detailed, Memory, Seen, with_detail
 from srezero.adapters.gym import IncidentEnv, _make_episode
-from srezero.sim import metrics
-from srezero.sim.components import SERVICE_KINDS
-from srezero.task.spec import TaskSpec, TopologySpec
-from srezero.tools.consoles import SCHEMA
-from srezero.tools.registry import load_tools
-from srezero.tools.write import SCALABLE
 
 ENV_ID = "srezero/IncidentDiscrete-v0"
-#: The most nodes a seed picks when the task leaves ``[topology] nodes`` unset (srezero.sim.topology: 4-5).
-SEEDED_MAX_NODES = 5
-#: The most nodes any task may declare (``TopologySpec.nodes``): ``node_slots=MAX_NODES`` fits every task.
-MAX_NODES = next(m.le for m in TopologySpec.model_fields["nodes"].metadata if hasattr(m, "le"))
-#: Every node has a root and a data disk (srezero.sim.topology); slots bind to the devices get_topology lists.
-DISKS_PER_NODE = 2
-#: Metrics queried for every service, on top of that service's own extras (get_topology lists both).
-KEY_SERVICE_METRICS = ("error_rate", "latency_p99_ms", "request_rate")
-#: The log search every service gets: warnings and errors (a fixed pattern would be a guess at the answer).
-LOG_LEVEL = "warn"
-WAIT_SECONDS = (60, 300)
-#: The longest look-back get_changes takes, beside its default (72 h): an edit made a week before the
-#: page (a switched-off autovacuum whose bloat took days to bite) shows only here.
-CHANGES_WINDOW_H = load_tools()["get_changes"].schema["properties"]["window_h"]["maximum"]
-#: A claim's detail. The real detail (the bad value, the release, how a disk fails) has to be read from
-#: observations, so a fixed catalogue cannot hold it: characterization.detail is always "no" (D <= 0.875).
-DETAIL_PLACEHOLDER = ""
-
 #: Reads whose structured data the seen values are read from (the rest are read from their text).
 _DATA_READS = frozenset({"get_changes", "get_config"})
-
-#: Tools left out of the catalogue, and why: their arguments are values a fixed list cannot hold
-#: without guessing and that no observation lists as a row to pick (a test checks every declared tool
-#: is either here or in the catalogue).
-EXCLUDED = {
-    "expand_volume": "a size must exceed the disk's current size: any fixed size is a guess",
-}
-
-
-@dataclass(frozen=True)
-class NodeSlot:
-    """The ``index``-th node get_topology lists in this episode."""
-
-    index: int
-
-    def __str__(self) -> str:
-        return f"<node {self.index}>"
-
-
-@dataclass(frozen=True)
-class DiskSlot:
-    """The ``disk``-th device get_topology lists for node slot ``node``."""
-
-    node: int
-    disk: int
-
-    def __str__(self) -> str:
-        return f"<disk {self.disk} of node {self.node}>"
-
-
-@dataclass(frozen=True)
-class Entry:
-    """One catalogue action: a tool and its arguments, some of them slots bound at each reset."""
-
-    tool: str
-    args: tuple[tuple[str, Any], ...] = ()
-
-    @property
-    def text(self) -> str:
-        """The call with its slots unbound, e.g. ``drain_node(node=<node 2>)``: the same for every seed."""
-        return call_text(self.tool, dict(self.args))
-
-
-def call_text(tool: str, args: Mapping[str, Any]) -> str:
-    """A call as the text a person would type (slots as ``<node 2>``); the core's parser reads a concrete
-    call back to the same tool and arguments."""
-    def literal(value: Any) -> str:
-        if isinstance(value, NodeSlot | DiskSlot | Seen):
-            return str(value)
-        if isinstance(value, list):
-            return "[" + ", ".join(literal(v) for v in value) + "]"
-        if isinstance(value, dict):
-            return "{" + ", ".join(f"{json.dumps(k)}: {literal(v)}" for k, v in value.items()) + "}"
-        return json.dumps(value, ensure_ascii=False)
-
-    return f"{tool}({', '.join(f'{k}={literal(v)}' for k, v in args.items())})"
-
-
-def _enum(tool: str, arg: str) -> tuple[Any, ...]:
-    """An argument's declared choices (JSON schema ``enum``), in declaration order."""
-    return tuple(load_tools()[tool].schema["properties"][arg]["enum"])
-
-
-def _bounds(tool: str, arg: str) -> range:
-    """Every integer an argument's declared ``minimum``..``maximum`` allows."""
-    prop = load_tools()[tool].schema["properties"][arg]
-    return range(prop["minimum"], prop["maximum"] + 1)
-
-
-def _categories() -> tuple[str, ...]:
-    """Claim categories from submit_diagnosis's schema, without ``none`` (the empty list says "no fault")."""
-    claim = load_tools()["submit_diagnosis"].schema["$defs"]["Claim"]
-    return tuple(c for c in claim["properties"]["category"]["enum"] if c != "none")
-
-
-def _entries(node_slots: int) -> dict[str, list[dict[str, Any]]]:
-    """Argument sets per tool. Services and metric names are the fixed shape every world has."""
-    services, nodes = SERVICE_KINDS, [NodeSlot(k) for k in range(node_slots)]
-    disks = [DiskSlot(k, d) for k in range(node_slots) for d in range(DISKS_PER_NODE)]
-    node_of = {disk: NodeSlot(disk.node) for disk in disks}
-    claims = [*services, *nodes]  # a service localises its keys and replicas, a node its disks (docs/scoring.md)
-    return {
-        "get_alerts": [{}],
-        "get_topology": [{}],
-        "get_status": [{}, *({"service": s} for s in services)],
-        "query_metrics": [*({"target": s, "metric": m} for s in services
-                            for m in (*KEY_SERVICE_METRICS, *metrics.SERVICE_EXTRA.get(s, ()))),
-                          *({"target": n, "metric": m} for n in nodes for m in metrics.NODE_METRICS)],
-        "search_logs": [{"service": s, "level": LOG_LEVEL} for s in services],
-        "get_traces": [{}, {"errors_only": True}, *({"service": s, "errors_only": True} for s in services)],
-        "get_events": [{}, *({"entity": e} for e in (*services, *nodes))],
-        "get_config": [{"service": s} for s in services],
-        "get_changes": [{}, *({"service": s} for s in services),
-                        {"window_h": CHANGES_WINDOW_H}, *({"service": s, "window_h": CHANGES_WINDOW_H} for s in services)],
-        "node_diagnostics": [{"node": n, "check": c} for n in nodes for c in _enum("node_diagnostics", "check")],
-        "wait": [{"seconds": s} for s in WAIT_SECONDS],
-        "inspect_database": [{"view": v} for v in _enum("inspect_database", "view")],
-        "inspect_cache": [{"section": v} for v in _enum("inspect_cache", "section")],
-        "inspect_queue": [{"view": v} for v in _enum("inspect_queue", "view")],
-        "restart": [{"target": s} for s in services],
-        "rollback": [{"service": s} for s in services],
-        "scale": [{"service": s, "replicas": k} for s in SCALABLE for k in _bounds("scale", "replicas")],
-        "set_config": [*({"service": s, "key": Seen("edit", r, "key", s), "value": Seen("edit", r, "old", s)}
-                         for s in services for r in range(RANKS["edit"])),
-                       *({"service": s, "key": Seen("stale", r, "key", s), "value": Seen("stale", r, "value", s)}
-                         for s in services for r in range(RANKS["stale"]))],
-        "failover": [{}],
-        "drain_node": [{"node": n} for n in nodes],
-        "cordon_node": [*({"node": n} for n in nodes), *({"node": n, "uncordon": True} for n in nodes)],
-        "sync_clock": [{"node": n} for n in nodes],
-        "cleanup_disk": [{"node": node_of[d], "device": d} for d in disks],
-        "set_sysctl": [{"node": n, "key": Seen("sysctl", r, "key", n), "value": Seen("sysctl", r, "old", n)}
-                       for n in nodes for r in range(RANKS["sysctl"])],
-        "kill_process": [{"node": n, "process": Seen("process", r, "name", n)} for n in nodes
-                         for r in range(RANKS["process"])],
-        "terminate_session": [{"pid": Seen("blocker", r, "pid")} for r in range(RANKS["blocker"])],
-        "drop_replication_slot": [{"slot": Seen("slot", r, "name")} for r in range(RANKS["slot"])],
-        "dead_letter_message": [{"message_id": Seen("message", r, "id")} for r in range(RANKS["message"])],
-        "create_index": [{"table": Seen("slow_query", r, "table"), "column": Seen("slow_query", r, "column")}
-                         for r in range(RANKS["slow_query"])],
-        "vacuum": [{}, *({"table": t} for t in SCHEMA)],
-        "renew_certificate": [{}],
-        "purge_queue": [{"queue": q} for q in _enum("purge_queue", "queue")],
-        "submit_diagnosis": [{"root_causes": []}, *(
-            {"root_causes": [{"entity": e, "category": c, "detail": DETAIL_PLACEHOLDER}]}
-            for e in claims for c in _categories()), *(
-            {"root_causes": [Seen("claim", 0, "claim"), {"entity": e, "category": c, "detail": DETAIL_PLACEHOLDER}]}
-            for e in claims for c in _categories())],
-        "resolve": [{}],
-    }
-
-
-def build_catalogue(node_slots: int) -> tuple[Entry, ...]:
-    """The catalogue for a system with ``node_slots`` node slots: a function of that number and the tool
-    declarations only (no task, seed or fault goes in), in the registry's tool order."""
-    per_tool = _entries(node_slots)
-    tools = load_tools()
-    unknown = sorted(set(per_tool) - set(tools))
-    if unknown:  # a renamed tool must fail here, not as invalid actions during training
-        raise RuntimeError(f"the discrete catalogue names undeclared tools: {', '.join(unknown)}")
-    return tuple(Entry(name, tuple(args.items())) for name in tools for args in per_tool.get(name, ()))
-
-
-def max_nodes(spec: TaskSpec) -> int:
-    """The most nodes any seed of ``spec`` builds: its fixed ``[topology] nodes``, else the seeded maximum."""
-    return spec.topology.nodes or SEEDED_MAX_NODES
-
 
 class DiscreteActions(gym.Wrapper, gym.utils.RecordConstructorArgs):
     """srezero/IncidentDiscrete-v0: the incident env with ``Discrete(N)`` actions over a catalogue of tool calls.
@@ -241,9 +86,12 @@ class DiscreteActions(gym.Wrapper, gym.utils.RecordConstructorArgs):
     6 host processes in ``top``, terminate_session for 2 blocking pids, drop_replication_slot for 3
     slots, dead_letter_message for 5 head messages and create_index for the 2 lookups slow-query log
     lines show most. Submits: "no fault", one claim per (service or node) x category with an empty
-    detail, the same claim added to the first claim of the agent's last submission (two causes), and
+    detail, the same claim added to the first claim of the agent's last submission (two causes), the
+    last submission with one piece appended to the detail of its last claim (a phrase of
+    :data:`DETAIL_WORDS`, a disk slot's device, or a value read off an observation: an edit's
+    ``key=new``, a release, a stale value, a process, a pid, a slot, a message id, a lookup), and
     resolve. Tools whose arguments cannot be listed or read off a listing are left out
-    (:data:`EXCLUDED`). ``N`` is 293 + 45 per node slot: 518 with the default 5 slots.
+    (:data:`EXCLUDED`). ``N`` is 387 + 55 per node slot: 662 with the default 5 slots.
     ``info["action_mask"]`` and ``action_masks()`` (int8, for ``action_space.sample(mask=...)`` and
     sb3-contrib's MaskablePPO) are 0 for a slot the seed's topology lacks (a 4-node seed) and for a
     value the agent has not been shown yet; stepping one is an invalid action (error observation,
@@ -255,8 +103,7 @@ class DiscreteActions(gym.Wrapper, gym.utils.RecordConstructorArgs):
     ``action_mask`` at reset and at every step.
 
     **Rewards.** The text env's (``reward="shaped"`` or ``"sparse"``, ``gamma``): see docs/scoring.md.
-    With the placeholder detail, a diagnosis scores at most 7/8 on a faulty task, so ``success`` is out
-    of reach there; a control task ("no fault") can still score 100.
+    A right detail takes a step per piece after its claim (``db_timeout_ms=3``, then ``too low``).
 
     **Episode end.** As the text env: ``terminated`` after ``resolve``, ``truncated`` when a budget runs
     out (``budget_terminates=True`` reports it as terminated), ``info["result"]`` at the end.
@@ -306,6 +153,18 @@ class DiscreteActions(gym.Wrapper, gym.utils.RecordConstructorArgs):
                 self._kind_groups.setdefault(kind, []).append(g)
         self._group_values: list[tuple[Any, ...]] = []  # per group, its values this episode (a Seen until shown)
         self._slot_ok = np.ones(len(self.catalogue), dtype=np.int8)  # whether an entry's slots exist, at reset
+        # Detail entries (144 with 5 slots): masked unless a claim was submitted and the piece is bound. A new
+        # claim masks them all at once; only a piece's own listing looks pieces up, and the claims go in
+        # only when an entry is stepped or shown.
+        self._detail = {i: call["args"]["root_causes"] for i, call in enumerate(self._base_calls)
+                        if type(call["args"].get("root_causes")) is Detailed}
+        self._detail_idx = np.array(sorted(self._detail))
+        self._seen_pieces: dict[str, list[int]] = {}
+        for i, detailed in self._detail.items():
+            if type(detailed.piece) is Seen:
+                self._seen_pieces.setdefault(detailed.piece.kind, []).append(i)
+        self._piece: dict[int, Any] = {}  # per detail entry, its piece this episode (None until shown)
+        self._piece_ok = np.zeros(len(self.catalogue), dtype=np.int8)
 
     @property
     def _base(self) -> IncidentEnv:
@@ -400,19 +259,35 @@ class DiscreteActions(gym.Wrapper, gym.utils.RecordConstructorArgs):
             calls[i] = {"tool": calls[i]["tool"], "args": args}
         self._mask = np.where(self._group_of < 0, self._slot_ok, 0).astype(np.int8)  # nothing is seen yet
         self._group_values = [tuple(seen for _, seen in places) for places, _ in self._groups]
+        for i, detailed in self._detail.items():  # phrases are bound from the start, devices at reset
+            piece = detailed.piece
+            self._piece[i] = (piece if type(piece) is str
+                              else names[piece][0] if type(piece) is DiskSlot and names[piece][1] else None)
+            self._piece_ok[i] = self._piece[i] is not None
+        self._mask[self._detail_idx] = 0  # no claim yet
 
     def _rebind_seen(self, kind: str) -> None:
         """Look up the values of the groups that read a ``kind`` listing, after a read changed what it shows."""
-        for g in self._kind_groups[kind]:
+        for g in self._kind_groups.get(kind, ()):
             places, entries = self._groups[g]
             values = []
             for _, seen in places:
-                scope = self._names[seen.scope][0] if type(seen.scope) is NodeSlot else seen.scope
-                value = self._memory.value(seen, scope)
+                value = self._value(seen)
                 values.append(seen if value is None else value)
             self._group_values[g] = tuple(values)
             shown = not any(type(v) is Seen for v in values)
             self._mask[entries] = self._slot_ok[entries] if shown else 0
+        for i in self._seen_pieces.get(kind, ()):
+            self._piece[i] = self._value(self._detail[i].piece)
+            self._piece_ok[i] = self._piece[i] is not None
+        if kind == "claim" or kind in self._seen_pieces:
+            claimed = bool(self._memory.rows.get(("claim", None)))
+            self._mask[self._detail_idx] = self._piece_ok[self._detail_idx] if claimed else 0
+
+    def _value(self, seen: Seen) -> Any:
+        """What ``seen`` stands for in this episode, or ``None`` while the agent has not been shown it."""
+        scope = self._names[seen.scope][0] if type(seen.scope) is NodeSlot else seen.scope
+        return self._memory.value(seen, scope)
 
     def _call(self, index: int, shown: bool = False) -> dict[str, Any]:
         """Entry ``index`` as this episode's concrete call: its slots bound at reset, its seen values
@@ -421,6 +296,11 @@ class DiscreteActions(gym.Wrapper, gym.utils.RecordConstructorArgs):
         with ``shown`` it stays, as its :class:`Seen`, for the text."""
         assert self._calls is not None
         call, g = self._calls[index], self._group_of[index]
+        if index in self._detail:  # the agent's last claims, with the piece appended to the last one's detail
+            claims, piece = self._memory.rows.get(("claim", None)), self._piece[index]
+            if claims and piece is not None:
+                return {"tool": call["tool"], "args": {"root_causes": with_detail([r["claim"] for r in claims], piece)}}
+            return call if shown else {"tool": call["tool"], "args": {}}
         if g < 0:
             return call
         bound = list(zip(self._groups[g][0], self._group_values[g]))
