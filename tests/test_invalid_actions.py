@@ -192,14 +192,19 @@ def test_memoised_validation_matches_the_validator(tool, calls) -> None:
 
 def test_a_catastrophic_regex_is_refused_not_run() -> None:
     """(.*)*! backtracks exponentially on a long line: before, search_logs never returned (an MCP server
-    stopped answering, an inspect time limit did nothing). Now it is an invalid action with a way out."""
+    stopped answering, an inspect time limit did nothing), and so did (.|.)*# and (.*.*){1,50}# until an
+    audit found them. Now each is an invalid action with a way out."""
     env = srezero.make("inc-001", 0)
     env.reset()
-    for pattern in ("(.*)*!", "(a+)+$", "(?:x|y+)*z"):
+    for pattern in ("(.*)*!", "(a+)+$", "(?:x|y+)*z", "(.|.)*#", "(.*.*){1,50}#", r"(.|\s)*ZZZ", "(a|aa)*b"):
         obs, _r, _te, _tr, info = env.step({"tool": "search_logs", "args": {"service": "web_server", "pattern": pattern}})
         assert info["invalid"] and "exponential time" in obs.text, obs.text
-    obs, *_ = env.step({"tool": "search_logs", "args": {"service": "web_server", "pattern": "(error|warn)+"}})
-    assert obs.ok
+    # each unbounded repeat multiplies the backtracking on a line that does not match (4 took over 5 s)
+    obs, *_, info = env.step({"tool": "search_logs", "args": {"service": "web_server", "pattern": ".*.*.*#"}})
+    assert info["invalid"] and "at most 2" in obs.text, obs.text
+    for pattern in ("(error|warn)+", ".*timeout.*db", "(a|b){2}"):
+        obs, *_ = env.step({"tool": "search_logs", "args": {"service": "web_server", "pattern": pattern}})
+        assert obs.ok, (pattern, obs.text)
 
 
 def test_a_misspelt_service_gets_a_did_you_mean_after_the_list() -> None:
