@@ -18,9 +18,18 @@ from srezero.agents.protocol import ProviderError, StopEpisode, agent_seed
 from srezero.episode import Episode
 from srezero.tools.parse import json_safe
 
+#: What becomes the failure of the episode's agent (or environment) with ``catch=True`` instead of
+#: propagating: any exception, and SystemExit (an agent that calls sys.exit must not end a sweep). A
+#: sweep's worker processes add KeyboardInterrupt: they ignore SIGINT, so there only an agent raises it.
+CAUGHT: tuple[type[BaseException], ...] = (Exception, SystemExit)
+
 
 def _describe(exc: BaseException) -> str:
-    return json_safe(f"{type(exc).__name__}: {exc}"[:2000])
+    try:
+        text = str(exc)
+    except Exception:  # an agent's exception whose __str__ raises too
+        text = "<its message could not be read>"
+    return json_safe(f"{type(exc).__name__}: {text}"[:2000])
 
 
 def _annotate(env: Episode, agent: Any) -> None:
@@ -68,7 +77,7 @@ def run_episode(env: Episode, agent: Any, seed: int, max_steps: int | None = Non
         if not catch:
             raise
         status, error = "provider_error", _describe(exc)
-    except Exception as exc:
+    except CAUGHT as exc:
         if not catch:
             raise
         status, error = f"{stage}_error", _describe(exc)

@@ -76,10 +76,31 @@ def dumps_episode(record: dict[str, Any]) -> tuple[dict[str, Any], bytes]:
     except TypeError as exc:
         from srezero.tools.parse import json_safe
 
+        try:  # text JSON cannot encode (a lone surrogate an agent sent) is escaped: the episode stands
+            escaped = _escaped(record)
+            return escaped, dumps(escaped)
+        except TypeError:
+            pass
         record = {**json_safe(record), "status": "agent_error", "result": None,
                   "error": f"the episode record could not be written ({exc}); the values JSON cannot hold are "
                            "recorded by their type name"}
         return record, dumps(record)
+
+
+def _escaped(value: Any) -> Any:
+    """``value`` with every string JSON cannot encode (lone surrogates) backslash-escaped, keys too;
+    anything else as it is."""
+    if isinstance(value, str):
+        try:
+            value.encode("utf-8")
+            return value
+        except UnicodeEncodeError:
+            return value.encode("utf-8", "backslashreplace").decode("utf-8")
+    if isinstance(value, dict):
+        return {_escaped(k): _escaped(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_escaped(v) for v in value]
+    return value
 
 
 def write_atomic(path: str | Path, data: bytes) -> None:

@@ -247,9 +247,12 @@ def _ignore_interrupt() -> None:
     a traceback each."""
     import signal
 
+    from srezero.agents import runner
+
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGTERM, signal.SIG_DFL)  # the sweep turns SIGTERM into an interrupt; the pool's own
     # terminate() must still just end a worker
+    runner.CAUGHT = (*runner.CAUGHT, KeyboardInterrupt)  # from here on only an agent can raise it
 
 
 def _start_method() -> str:

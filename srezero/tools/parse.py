@@ -210,7 +210,8 @@ def json_safe(value: Any, depth: int = 0) -> Any:
     if depth >= _MAX_DEPTH:
         return "<...>"
     if isinstance(value, dict):
-        return {k if isinstance(k, str) else str(json_safe(k, depth + 1)): json_safe(v, depth + 1) for k, v in value.items()}
+        return {json_safe(k) if type(k) is str else str(json_safe(k, depth + 1)): json_safe(v, depth + 1)
+                for k, v in value.items()}
     if isinstance(value, list | tuple):
         return [json_safe(v, depth + 1) for v in value]
     if type(value).__module__ == "numpy" and callable(getattr(value, "tolist", None)):  # scalars and arrays

@@ -245,6 +245,78 @@ def test_a_record_json_cannot_hold_becomes_that_agents_error_not_a_crash():
     assert records.dumps_episode(fine) == (fine, records.dumps(fine))
 
 
+class SurrogateAgent:
+    """Sends a lone surrogate as an argument's key and as its value (an audit's crash: the record could
+    not be written, and every resume crashed again at the same episode)."""
+
+    def reset(self, briefing, seed, tool_specs):
+        self.actions = iter([{"tool": "get_status", "args": {"\udcff": 1}},
+                             {"tool": "get_status", "args": {"service": "\udcff"}}])
+
+    def act(self, observation):
+        return next(self.actions, {"tool": "resolve", "args": {}})
+
+
+class UnreadableError(Exception):
+    def __str__(self):
+        raise RuntimeError("str boom")
+
+
+class BadExitAgent:
+    """Ends its act() the ways an agent must not: an exception whose message raises, sys.exit, Ctrl-C."""
+
+    def __init__(self, how="message"):
+        self.how = how
+
+    def reset(self, briefing, seed, tool_specs):
+        pass
+
+    def act(self, observation):
+        if self.how == "exit":
+            raise SystemExit(3)
+        if self.how == "interrupt":
+            raise KeyboardInterrupt
+        raise UnreadableError()
+
+
+def test_text_json_cannot_encode_is_escaped_and_the_episode_stands():
+    from srezero.agents.runner import run_episode
+    from srezero.episode import Episode
+
+    record = run_episode(Episode(srezero.get_task("inc-001"), 0), SurrogateAgent(), 0, catch=True)
+    kept, data = records.dumps_episode(record)
+    assert kept["status"] == "ok" and kept["result"]["invalid_actions"] == 2 and orjson.loads(data) == kept
+    assert [step["args"] for step in kept["trajectory"][:2]] == [{}, {"service": "\\udcff"}]
+    assert kept["trajectory"][0]["action"]["args"] == {"\\udcff": 1}
+
+
+@pytest.mark.parametrize("how", ["message", "exit"])
+def test_an_agent_that_exits_or_raises_an_unprintable_error_is_its_failure(how):
+    from srezero.agents.runner import run_episode
+    from srezero.episode import Episode
+
+    record = run_episode(Episode(srezero.get_task("inc-001"), 0), BadExitAgent(how), 0, catch=True)
+    assert record["status"] == "agent_error"
+    assert record["error"] == ("UnreadableError: <its message could not be read>" if how == "message"
+                               else "SystemExit: 3")
+
+
+def test_in_a_worker_an_agents_keyboard_interrupt_is_its_failure_not_a_hung_sweep(tmp_path):
+    """Workers ignore SIGINT, so a KeyboardInterrupt there is the agent's own; before, it killed the worker
+    and the pool waited for ever. In the sweep's own process it still interrupts (a person's Ctrl-C)."""
+    from srezero.agents.runner import run_episode
+    from srezero.episode import Episode
+    from srezero.sweep import runner
+
+    with pytest.raises(KeyboardInterrupt):
+        run_episode(Episode(srezero.get_task("inc-001"), 0), BadExitAgent("interrupt"), 0, catch=True)
+    agents = [runner.agent_spec(f"{__name__}:BadExitAgent", agent_args={"how": "interrupt"}), runner.agent_spec("random")]
+    runner.sweep(tmp_path, agents, {"inc-001": srezero.get_task("inc-001")}, [0, 1], workers=2, progress=False)
+    statuses = sorted((r["agent"], orjson.loads(p.read_bytes())["status"]) for p in tmp_path.rglob("seed-*.json")
+                      for r in [orjson.loads(p.read_bytes())])
+    assert statuses == [("random", "ok")] * 2 + [(f"{__name__}.BadExitAgent", "agent_error")] * 2
+
+
 def test_the_sweep_table_warns_when_it_is_not_a_ranking():
     """A reviewer's interrupted sweep printed a ranking over unequal episodes, and CIs over 3 tasks that
     `srezero compare` refuses to call 95% intervals; both now come with a note."""
