@@ -124,6 +124,10 @@ class Memory:
         rows = self.rows.get((seen.kind, scope_name), ())
         return rows[seen.rank][seen.field] if seen.rank < len(rows) else None
 
+    def claims(self) -> list[dict[str, Any]]:
+        """The claims of the agent's last accepted ``submit_diagnosis`` (empty before one, or for "no fault")."""
+        return [row["claim"] for row in self.rows.get(("claim", None), ())]
+
     def observe(self, tool: str, args: Mapping[str, Any], text: str, data: Any) -> set[str]:
         """Keep the listings one successful step showed; returns the kinds whose listing changed."""
         found = _read(tool, args, text, data)

@@ -281,7 +281,7 @@ class DiscreteActions(gym.Wrapper, gym.utils.RecordConstructorArgs):
             self._piece[i] = self._value(self._detail[i].piece)
             self._piece_ok[i] = self._piece[i] is not None
         if kind == "claim" or kind in self._seen_pieces:
-            claimed = bool(self._memory.rows.get(("claim", None)))
+            claimed = bool(self._memory.claims())
             self._mask[self._detail_idx] = self._piece_ok[self._detail_idx] if claimed else 0
 
     def _value(self, seen: Seen) -> Any:
@@ -297,9 +297,9 @@ class DiscreteActions(gym.Wrapper, gym.utils.RecordConstructorArgs):
         assert self._calls is not None
         call, g = self._calls[index], self._group_of[index]
         if index in self._detail:  # the agent's last claims, with the piece appended to the last one's detail
-            claims, piece = self._memory.rows.get(("claim", None)), self._piece[index]
+            claims, piece = self._memory.claims(), self._piece[index]
             if claims and piece is not None:
-                return {"tool": call["tool"], "args": {"root_causes": with_detail([r["claim"] for r in claims], piece)}}
+                return {"tool": call["tool"], "args": {"root_causes": with_detail(claims, piece)}}
             return call if shown else {"tool": call["tool"], "args": {}}
         if g < 0:
             return call

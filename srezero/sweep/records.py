@@ -89,13 +89,11 @@ def dumps_episode(record: dict[str, Any]) -> tuple[dict[str, Any], bytes]:
 
 def _escaped(value: Any) -> Any:
     """``value`` with every string JSON cannot encode (lone surrogates) backslash-escaped, keys too;
-    anything else as it is."""
+    anything else as it is (unlike ``json_safe``, which would name an object an agent left by its type)."""
+    from srezero.tools.parse import escaped_text
+
     if isinstance(value, str):
-        try:
-            value.encode("utf-8")
-            return value
-        except UnicodeEncodeError:
-            return value.encode("utf-8", "backslashreplace").decode("utf-8")
+        return escaped_text(value)
     if isinstance(value, dict):
         return {_escaped(k): _escaped(v) for k, v in value.items()}
     if isinstance(value, list | tuple):

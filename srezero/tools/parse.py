@@ -192,17 +192,22 @@ def recordable(action: Any) -> Any:
 _MAX_DEPTH = 32
 
 
+def escaped_text(text: str) -> str:
+    """``text`` with what UTF-8 (and so JSON) cannot encode, lone surrogates, backslash-escaped."""
+    try:
+        text.encode("utf-8")
+        return text
+    except UnicodeEncodeError:
+        return text.encode("utf-8", "backslashreplace").decode("utf-8")
+
+
 def json_safe(value: Any, depth: int = 0) -> Any:
     """A JSON-safe copy of ``value``: strings (lone surrogates escaped; bytes decoded), 64-bit ints,
     floats, bools, None, lists and string-keyed dicts; anything else becomes ``"<TypeName>"``."""
     if value is None or isinstance(value, bool | float):
         return value
     if isinstance(value, str):
-        try:
-            value.encode("utf-8")
-            return value
-        except UnicodeEncodeError:
-            return value.encode("utf-8", "backslashreplace").decode("utf-8")
+        return escaped_text(value)
     if isinstance(value, int):
         return value if -(2 ** 63) <= value < 2 ** 64 else str(value)
     if isinstance(value, bytes | bytearray):  # validation reads bytes as text too
@@ -210,7 +215,7 @@ def json_safe(value: Any, depth: int = 0) -> Any:
     if depth >= _MAX_DEPTH:
         return "<...>"
     if isinstance(value, dict):
-        return {json_safe(k) if type(k) is str else str(json_safe(k, depth + 1)): json_safe(v, depth + 1)
+        return {escaped_text(k) if type(k) is str else str(json_safe(k, depth + 1)): json_safe(v, depth + 1)
                 for k, v in value.items()}
     if isinstance(value, list | tuple):
         return [json_safe(v, depth + 1) for v in value]

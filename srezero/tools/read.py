@@ -340,9 +340,10 @@ MAX_UNBOUNDED_REPEATS = 2
 
 
 def _slow_pattern(pattern: str) -> str | None:
-    """Why ``pattern`` could backtrack for a very long time in Python's re, or None. The shapes refused: a
-    repeat inside a repeat where either is unbounded ((a+)+, (.*.*){1,50}), an alternation inside a
-    repeat whose alternatives can match at one place ((.|.)*, (a|aa)*; (error|warn)+ is fine), and more than :data:`MAX_UNBOUNDED_REPEATS` unbounded repeats (.*.*.*#)."""
+    """Why ``pattern`` could backtrack for a very long time in Python's re, or None. The shapes refused:
+    a repeat inside a repeat where either is unbounded ((a+)+, (.*.*){1,50}), an alternation inside a
+    repeat whose alternatives can match at one place ((.|.)*, (a|aa)*; (error|warn)+ is fine), and
+    more than :data:`MAX_UNBOUNDED_REPEATS` unbounded repeats (.*.*.*#)."""
     from re import _parser as parser  # the stdlib's own parse tree; no third-party regex engine needed
 
     repeats = (parser.MAX_REPEAT, parser.MIN_REPEAT, parser.POSSESSIVE_REPEAT)

@@ -460,8 +460,7 @@ DETAIL_READS = [("get_changes", {}), ("get_changes", {"window_h": 240})]
 
 def _pieces(env: DiscreteActions) -> dict[int, str]:
     """The unmasked detail-piece entries, each with the text it would append to the last claim's detail."""
-    claims = env._memory.rows.get(("claim", None)) or [{"claim": {}}]
-    base = claims[-1]["claim"].get("detail") or ""
+    base = (env._memory.claims() or [{}])[-1].get("detail") or ""
     return {i: env.actions[i]["args"]["root_causes"][-1]["detail"][len(base):].strip()
             for i, entry in enumerate(env.catalogue) if _is_piece(entry) and env.action_masks()[i]}
 
@@ -472,7 +471,7 @@ def _detail_steps(env: DiscreteActions, rc: Any) -> list[int] | None:
     from srezero.scoring import detail, naming
 
     vocabulary = naming.concrete_vocabulary(env.unwrapped.episode.world)
-    claim = env._memory.rows[("claim", None)][-1]["claim"]
+    claim = env._memory.claims()[-1]
     pieces = _pieces(env)
     words = {i: text for i, text in pieces.items() if text in DETAIL_WORDS}
     for i, text in pieces.items():
@@ -516,7 +515,7 @@ def _play_mapped_oracle(env: DiscreteActions) -> tuple[dict[str, Any], bool]:
             if not claims:
                 env.step(_index_of(env, tool, {"root_causes": []}, near=False))
             for k, (claim, rc) in enumerate(zip(claims[:2], episode.truth)):
-                first = [env._memory.rows[("claim", None)][0]["claim"], claim] if k else [claim]  # added to the first
+                first = [env._memory.claims()[0], claim] if k else [claim]  # added to the first
                 env.step(_index_of(env, tool, {"root_causes": first}, near=False))
                 _give_detail(env, rc)
             continue
@@ -659,11 +658,11 @@ def test_a_detail_piece_is_a_phrase_a_device_or_a_value_the_agent_was_shown(task
         if terminated or truncated:
             break
         history = "\n".join(texts)
-        claims = env._memory.rows[("claim", None)]
-        detail = claims[-1]["claim"]["detail"]
+        claims = env._memory.claims()
+        detail = claims[-1]["detail"]
         for j in np.flatnonzero(env.action_masks()[pieces]):
             after = env.actions[pieces[j]]["args"]["root_causes"]
-            assert [c["claim"] for c in claims[:-1]] == after[:-1] and after[-1]["detail"].startswith(detail)
+            assert claims[:-1] == after[:-1] and after[-1]["detail"].startswith(detail)
             piece = after[-1]["detail"][len(detail):].strip()
             assert _piece_shown(piece, history, devices), (task, piece)
             kinds.add(type(env.catalogue[pieces[j]].args[0][1].piece).__name__)
