@@ -274,9 +274,54 @@ def execute(batches: list[Batch], workers: int, executor: str = "process",
         for b in batches:
             yield run_batch(b)
         return
-    ctx = mp.get_context(_start_method())
-    with ctx.Pool(min(workers, len(batches)), initializer=_ignore_interrupt) as pool:
-        yield from pool.imap_unordered(run_batch, batches)
+    yield from _process_pool(batches, min(workers, len(batches)))
+
+
+class WorkerLost(RuntimeError):
+    """A worker process died without a Python exception; the sweep stops rather than wait for it."""
+
+
+def _process_pool(batches: list[Batch], workers: int) -> Iterator[list[tuple[dict[str, Any], bytes | None]]]:
+    """concurrent.futures rather than multiprocessing.Pool: a worker that dies (``os._exit`` in an agent,
+    a crash in native code, the out-of-memory killer) breaks the executor, where Pool replaces the worker
+    and waits for ever for the batch it took."""
+    from concurrent.futures import ProcessPoolExecutor, as_completed
+    from concurrent.futures.process import BrokenProcessPool
+
+    pool = ProcessPoolExecutor(workers, mp_context=mp.get_context(_start_method()), initializer=_ignore_interrupt)
+    futures = {pool.submit(run_batch, b): b for b in batches}
+    finished = False
+    try:
+        for future in as_completed(futures):
+            try:
+                results = future.result()
+            except BrokenProcessPool:
+                lost = [futures[f] for f in futures if not f.done() or f.cancelled() or f.exception() is not None]
+                raise WorkerLost(_lost_message(lost)) from None
+            yield results
+        finished = True
+    finally:
+        if not finished:  # interrupted, stopped early or broken: end the workers now, as Pool.terminate did
+            _terminate(pool)
+        pool.shutdown(wait=True, cancel_futures=True)
+
+
+def _terminate(pool: Any) -> None:
+    stop = getattr(pool, "terminate_workers", None)  # Python 3.14
+    if stop is not None:
+        stop()
+        return
+    for proc in list((getattr(pool, "_processes", None) or {}).values()):  # private, but there since 3.2
+        proc.terminate()
+
+
+def _lost_message(lost: list[Batch]) -> str:
+    agents = sorted({a.name for b in lost for a in b.agents.values()})
+    return (f"a worker process died without a Python exception (os._exit, a crash in native code or the "
+            f"out-of-memory killer) with up to {sum(len(b.jobs) for b in lost)} episode(s) of "
+            f"{', '.join(agents)} left to run; the episodes recorded so far are kept. If an agent ends its process, fix it; "
+            "`srezero run --task ID --seed N --agent NAME` runs one episode to find which. Then rerun the same "
+            "command to resume")
 
 
 def _ray(batches: list[Batch], workers: int, address: str | None) -> Iterator[list[tuple[dict[str, Any], bytes | None]]]:
@@ -362,6 +407,8 @@ def sweep(out: str | Path, agents: list[AgentSpec], specs: dict[str, Any], seeds
     except KeyboardInterrupt:
         summarise_dir(out)  # from disk: a worker cut off mid-batch has written records it never reported
         raise
+    except WorkerLost as exc:
+        stop = str(exc)
     finally:
         bar.close()
     if stop is not None:

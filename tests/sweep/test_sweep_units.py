@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+import os
 import random
+import subprocess
+import sys
+from pathlib import Path
 
 import numpy as np
 import orjson
@@ -276,6 +280,8 @@ class BadExitAgent:
             raise SystemExit(3)
         if self.how == "interrupt":
             raise KeyboardInterrupt
+        if self.how == "os_exit":
+            os._exit(7)
         raise UnreadableError()
 
 
@@ -315,6 +321,20 @@ def test_in_a_worker_an_agents_keyboard_interrupt_is_its_failure_not_a_hung_swee
     statuses = sorted((r["agent"], orjson.loads(p.read_bytes())["status"]) for p in tmp_path.rglob("seed-*.json")
                       for r in [orjson.loads(p.read_bytes())])
     assert statuses == [("random", "ok")] * 2 + [(f"{__name__}.BadExitAgent", "agent_error")] * 2
+
+
+def test_a_worker_that_dies_stops_the_sweep_with_a_message_instead_of_hanging_it(tmp_path):
+    """An agent calling os._exit killed its worker, and multiprocessing.Pool waited for ever for the batch
+    that worker took. The sweep now stops, names the agents, keeps what was recorded and resumes."""
+    script = (f"import sys; sys.path.insert(0, {str(Path(__file__).parent)!r}); "
+              "from srezero.cli import main; main()")
+    args = [sys.executable, "-c", script, "sweep", "--tasks", "inc-001", "--seeds", "2", "--workers", "2",
+            "--agents", f"random,{Path(__file__).stem}:BadExitAgent", "--agent-arg", "how=os_exit",
+            "--out", str(tmp_path), "--no-progress", "--no-probe"]
+    proc = subprocess.run(args, capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 1 and "Traceback" not in proc.stderr, proc.stderr
+    assert "a worker process died" in proc.stderr and "BadExitAgent" in proc.stderr, proc.stderr
+    assert (tmp_path / "summary.json").exists()
 
 
 def test_the_sweep_table_warns_when_it_is_not_a_ranking():
