@@ -52,3 +52,11 @@ def toml_literal(value: Any) -> str:
     if isinstance(value, list | tuple):
         return "[" + ", ".join(toml_literal(v) for v in value) + "]"
     return repr(value)
+
+
+def message(exc: BaseException) -> str:
+    """An exception's text for an ``Error:`` line: a ``KeyError``'s own message, without the quotes its
+    ``str()`` adds (stripping quote characters instead ate those of a message that starts with a quoted name)."""
+    if isinstance(exc, KeyError) and len(exc.args) == 1:
+        return str(exc.args[0])
+    return str(exc)

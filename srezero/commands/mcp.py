@@ -11,6 +11,7 @@ import click
 import orjson
 
 from srezero.commands import SEED
+from srezero.errors import message
 
 
 @click.command("mcp")
@@ -54,7 +55,7 @@ def mcp_cmd(task_id: str, seed: int | None, seed_range: str | None, record: str 
         path = default_record_path("mcp", spec_id, seed) if record is None else Path(record)
         server = EpisodeServer(task_id, seed, record=path, overwrite=overwrite)
     except (KeyError, ValueError, TaskFileError) as exc:
-        raise click.ClickException(str(exc).strip("'\"")) from None
+        raise click.ClickException(message(exc)) from None
     if http_port is not None and (why := _port_taken(http_port)):
         raise click.ClickException(f"cannot serve on 127.0.0.1:{http_port}: {why}; choose another --http port")
     click.echo(f"srezero mcp: {server.env.briefing.episode_id} (seed {seed}; "

@@ -6,6 +6,7 @@ import click
 
 from srezero.commands import SEED
 from srezero.commands.tasks import TASKS_DIR
+from srezero.errors import message
 
 
 @click.command("play")
@@ -49,7 +50,7 @@ def play_cmd(task_id: str | None, task_opt: str | None, seed: int, dirs: tuple[s
         check_builds(spec, task_id, seed)
         env = srezero.make(spec, seed, reward=REWARD)  # as the sweep records it
     except (KeyError, ValueError) as exc:
-        raise click.ClickException(str(exc).strip("'\"")) from None
+        raise click.ClickException(message(exc)) from None
     if player and not player.replace("-", "").replace("_", "").isalnum():
         raise click.BadParameter("use letters, digits, - and _ only", param_hint="--player")
     suffix = f"-{player}" if player else ""

@@ -7,14 +7,11 @@ from typing import TYPE_CHECKING
 
 import click
 
+from srezero.commands import split_names
 from srezero.commands.tasks import TASKS_DIR
 
 if TYPE_CHECKING:
     from srezero.report.load import Run
-
-
-def _names(values: tuple[str, ...]) -> list[str]:
-    return [x.strip() for v in values for x in v.split(",") if x.strip()]
 
 
 @click.command("report")
@@ -42,7 +39,7 @@ def report_cmd(run_dir: Path, out: Path | None, plots_only: bool, no_replay: boo
                                  "into the records; write it elsewhere (the default is RUN_DIR-report next to it)",
                                  param_hint="--out")
     try:
-        run = select(load_run(run_dir), _names(agents), _names(tasks), split, common)
+        run = select(load_run(run_dir), split_names(agents, "--agents"), split_names(tasks, "--tasks"), split, common)
         with more_task_dirs(dirs):  # the replays and task pages look the run's tasks up by id
             _report(run_dir, target, plots_only, no_replay, run)
     except RunDirError as exc:

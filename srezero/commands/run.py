@@ -18,7 +18,7 @@ import orjson
 from srezero.commands import SEED
 from srezero.commands.llm_options import llm_options
 from srezero.commands.tasks import TASKS_DIR
-from srezero.errors import DeclarationError
+from srezero.errors import DeclarationError, message
 
 
 @click.command("run")
@@ -119,7 +119,7 @@ def _run_sim(task_id: str, dirs: tuple[str, ...], seed: int, agent, show_traceba
         spec = get_task(task_id, dirs)
         check_builds(spec, task_id, seed)
     except (KeyError, ValueError, TaskFileError, OSError) as exc:
-        raise click.ClickException(str(exc).strip("'\"")) from None
+        raise click.ClickException(message(exc)) from None
     if show_traceback:
         from srezero.agents.runner import run_episode
         from srezero.episode import Episode
@@ -225,7 +225,7 @@ def _live_env(task_id: str | None, namespace: str | None, kubeconfig: str | None
     try:
         spec = srezero.get_task(task_id, dirs)
     except (KeyError, ValueError) as exc:
-        raise click.ClickException(str(exc).strip("'\"")) from None
+        raise click.ClickException(message(exc)) from None
     return LiveEpisode(backend, task_id=spec.id, steps=spec.budget.steps, time_s=spec.budget.time_s, **kw)
 
 

@@ -13,8 +13,9 @@ from typing import Any
 
 import click
 
-from srezero.commands import SEED
+from srezero.commands import SEED, split_names
 from srezero.commands.llm_options import llm_options
+from srezero.errors import message
 
 #: Agents shown apart from the baselines: they read the ground truth.
 UPPER_BOUND = ("oracle",)
@@ -23,10 +24,6 @@ UPPER_BOUND = ("oracle",)
 def _upper(group: dict) -> bool:
     """Shown apart from the baselines: the agent read the ground truth."""
     return bool(group.get("privileged")) or group["agent"] in UPPER_BOUND
-
-
-def _split(values: tuple[str, ...]) -> list[str]:
-    return [v.strip() for item in values for v in item.split(",") if v.strip()]
 
 
 #: The most seeds one run takes: far beyond any sweep, and small enough to list.
@@ -110,8 +107,9 @@ def sweep_cmd(seeds: str, seed_start: int, agent_names: tuple[str, ...], agent_a
             raise click.ClickException(str(exc)) from None
         _print_markdown(summary, _manifest_tasks(out)) if markdown else _print_table(summary)
         return
-    specs = _select_tasks(_split(task_ids), split, difficulty)
-    agents = _select_agents(_split(agent_names), _split(labels), probe, agent_args, path=replay_path, **llm)
+    specs = _select_tasks(split_names(task_ids, "--tasks"), split, difficulty)
+    agents = _select_agents(split_names(agent_names, "--agents"), split_names(labels, "--label"), probe, agent_args,
+                            path=replay_path, **llm)
     seed_list = _seeds(seeds, seed_start)
     n_workers = workers if workers is not None else (os.cpu_count() or 1)
     try:
@@ -177,19 +175,26 @@ def _refuse_run_options() -> None:
 
 
 def _select_tasks(ids: list[str], split: str | None, difficulty: str | None) -> dict:
-    from srezero.task.loader import TaskFileError, get_task, list_tasks
+    from srezero.sweep.records import task_hash
+    from srezero.task.loader import get_task, list_tasks
 
     try:
         if not ids:
             ids = [t.id for t in list_tasks()]
-        specs = {}
+        specs, given = {}, {}
         for tid in ids:
             spec = get_task(tid)
+            if spec.id in given and task_hash(spec) != task_hash(given[spec.id][1]):
+                # records are kept under the task's id: one of the two would be silently dropped
+                raise click.UsageError(f"--tasks: {given[spec.id][0]} and {tid} are different tasks with the same "
+                                       f"id {spec.id!r}; a run keys its records by task id, so give one of them "
+                                       "(or change the id of your copy)")
+            given.setdefault(spec.id, (tid, spec))
             if (split and spec.split != split) or (difficulty and spec.difficulty != difficulty):
                 continue
             specs[spec.id] = spec
-    except (KeyError, TaskFileError, OSError) as exc:
-        raise click.ClickException(str(exc).strip("'\"")) from None
+    except (KeyError, ValueError, OSError) as exc:  # a TaskFileError is a ValueError
+        raise click.ClickException(message(exc)) from None
     if not specs:
         raise click.ClickException("no task matches the selection (see `srezero tasks`)")
     return specs

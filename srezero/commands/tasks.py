@@ -10,6 +10,7 @@ import click
 import orjson
 
 from srezero.commands import SEED
+from srezero.errors import message
 
 if TYPE_CHECKING:
     from srezero.task.spec import TaskSpec
@@ -114,7 +115,7 @@ def show_cmd(task_id: str, spoilers: bool, seed: int, dirs: tuple[str, ...], as_
     try:
         spec = get_task(task_id, tuple(dirs))
     except (KeyError, ValueError) as exc:
-        raise click.ClickException(str(exc).strip("'\"")) from None
+        raise click.ClickException(message(exc)) from None
     if as_toml:
         if not spoilers:
             raise click.UsageError("--toml prints the whole task file, ground truth included: add --spoilers")
@@ -249,7 +250,7 @@ def check_cmd(tasks: tuple[str, ...], seeds: int, seed_start: int, min_marks: fl
         try:
             spec = get_task(tid, tuple(dirs))
         except (KeyError, ValueError) as exc:
-            raise click.ClickException(str(exc).strip("'\"")) from None
+            raise click.ClickException(message(exc)) from None
         bar = min_marks_for(spec) if min_marks is None else min_marks
         results = [check_seed(spec, seed, bar, random_agent=True) for seed in range(seed_start, seed_start + seeds)]
         problems = [f"seed {c.seed}: {p}" for c in results for p in c.problems]

@@ -188,10 +188,39 @@ def test_sweep_command_runs_resumes_and_summarises(tmp_path):
     (["--agents", "random,random"], "used twice"),
     (["--agents", "random,oracle", "--label", "a"], "gives 1 label(s) for 2 agent(s)"),
     (["--difficulty", "hard", "--split", "private"], "no task matches"),
+    # an option given empty (an unset variable in a script) named nothing: it meant some, not all
+    (["--tasks", ""], "--tasks was given but names nothing"),
+    (["--agents", " , "], "--agents was given but names nothing"),
+    (["--tasks", "inc-001", "--label", ""], "--label was given but names nothing"),
+    # a ValueError from the variant decoder was a traceback; its message starts with a quoted id
+    (["--tasks", "gen:nonsense"], "Error: 'gen:nonsense' is not a valid generated task id"),
 ])
 def test_sweep_command_rejects_bad_input(tmp_path, args, message):
     res = CliRunner().invoke(cli, ["sweep", "--out", str(tmp_path / "x"), "--no-progress", *args])
     assert res.exit_code != 0 and message in res.output
+
+
+def test_two_different_tasks_with_one_id_are_refused_not_one_silently_dropped(tmp_path):
+    """Records are kept by task id, so a sweep keyed its tasks by id and ran only the last of the two."""
+    copy = tmp_path / "mine" / "inc-001.toml"
+    copy.parent.mkdir()
+    from srezero.task.loader import task_file
+
+    text = task_file("inc-001").read_text()
+    copy.write_text(text.replace('title = "', 'title = "my copy: ', 1))
+    res = CliRunner().invoke(cli, ["sweep", "--tasks", f"inc-001,{copy}", "--out", str(tmp_path / "x")])
+    assert res.exit_code == 2 and f"inc-001 and {copy} are different tasks with the same id" in res.output
+    assert not (tmp_path / "x").exists()
+    same = CliRunner().invoke(cli, ["sweep", "--tasks", "inc-001,inc-001", "--agents", "random", "--seeds", "1",
+                                    "--out", str(tmp_path / "y"), "--no-progress"])
+    assert same.exit_code == 0 and len(records.record_paths(tmp_path / "y")) == 1, same.output
+
+
+def test_an_error_line_keeps_the_quotes_of_a_message_that_starts_with_a_name():
+    res = CliRunner().invoke(cli, ["run", "--task", "gen:nonsense"])
+    assert res.exit_code == 1 and "Error: 'gen:nonsense' is not" in res.output, res.output
+    res = CliRunner().invoke(cli, ["run", "--task", "nosuch"])
+    assert "Error: unknown task 'nosuch'" in res.output and '"' not in res.output, res.output
 
 
 def test_an_agent_given_the_ground_truth_is_marked_an_upper_bound():
