@@ -8,6 +8,7 @@ import click
 
 from srezero.commands import SEED
 from srezero.commands.tasks import TASKS_DIR
+from srezero.errors import message
 
 if TYPE_CHECKING:
     from srezero.play.style import Style
@@ -88,7 +89,7 @@ def debrief_of(record: dict[str, Any], where: str, dirs: tuple[str, ...] = (), s
         run = rerun(record, spec)
     except (KeyError, ValueError) as exc:
         hint = "" if dirs or "--tasks-dir" in str(exc) else " (a task of your own? give its folder with --tasks-dir)"
-        return "", f"{head}: no debrief, cannot load task {task_id!r}: {str(exc).strip(chr(39) + chr(34))}{hint}"
+        return "", f"{head}: no debrief, cannot load task {task_id!r}: {message(exc)}{hint}"
     problem = ""
     if run.diverged:
         changed = record.get("task_hash") not in (None, task_hash(spec))

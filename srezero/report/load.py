@@ -139,6 +139,16 @@ def _is_live(rec: dict[str, Any]) -> bool:
         str(rec.get("episode_id") or "").startswith("live-")
 
 
+def _check_shape(path: Path, data: dict[str, Any]) -> None:
+    """A loose record file is read as a sweep's records are: a field of the wrong type is named here, not
+    a traceback in whichever reader meets it first."""
+    from srezero.sweep.record_shape import shape_problem
+
+    problem = shape_problem(data, loose=True)
+    if problem:
+        raise RunDirError(f"{path}: not an episode record this srezero can read ({problem})")
+
+
 _LIVE = "live-cluster record(s) (srezero run --backend k8s), which have no ground truth or marks to report"
 
 
@@ -155,6 +165,7 @@ def read_records(run_dir: str | Path) -> tuple[dict[str, Any], list[tuple[Path, 
         if _is_live(data):
             raise RunDirError(f"{path}: a live-cluster record (srezero run --backend k8s) has no ground truth or "
                               "marks to report")
+        _check_shape(path, data)
         return {}, [(path, data)]
     if not path.is_dir():
         raise RunDirError(f"{path}: no such run directory")
@@ -180,6 +191,8 @@ def read_records(run_dir: str | Path) -> tuple[dict[str, Any], list[tuple[Path, 
         if not records:
             raise RunDirError(f"{path}: only {live} {_LIVE}")
         print(f"note: skipped {live} {_LIVE}", file=sys.stderr)
+    for p, d in records:
+        _check_shape(p, d)
     if not records:
         raise RunDirError(f"{path}: no episode records found (expected {layout.EPISODES}/<agent>/<task>/"
                           "seed-NNNN.json, as written by `srezero sweep --out DIR`)")

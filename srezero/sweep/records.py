@@ -162,7 +162,9 @@ def record_problem(data: Any) -> str | None:
         missing = [k for k in RESULT_KEYS if k not in result]
         if missing or not isinstance(result["diagnosis"], dict) or "score" not in result["diagnosis"]:
             return f"its result lacks {', '.join(missing) or 'diagnosis.score'}"
-    return None
+    from srezero.sweep.record_shape import shape_problem
+
+    return shape_problem(data)
 
 
 def _misplaced(path: Path, data: dict[str, Any]) -> str | None:

@@ -49,6 +49,20 @@ def test_a_record_in_another_agents_folder_is_refused_not_counted_twice(run: Pat
     assert res.exit_code == 1 and str(moved) in res.output and not fresh.exists(), res.output
 
 
+#: The right keys with the wrong types: each was a different traceback in summary, report, compare, debrief.
+WRONG_TYPES = [
+    (lambda r: {**r, "result": {**r["result"], "marks": None}}, "result.marks: input should be a valid number"),
+    (lambda r: {**r, "result": {**r["result"], "steps": "12"}}, "result.steps: input should be a valid integer"),
+    (lambda r: {**r, "result": {**r["result"], "invalid_actions": True}}, "result.invalid_actions: input should"),
+    (lambda r: {**r, "result": {**r["result"], "diagnosis": {"score": "x"}}}, "result.diagnosis.score: input"),
+    (lambda r: {**r, "result": {**r["result"], "writes": 3}}, "result.writes: input should be a valid list"),
+    (lambda r: {**r, "result": {**r["result"], "marks_terms": {"diagnosis": "40"}}}, "result.marks_terms.diagnosis"),
+    (lambda r: {**r, "usage": "lots"}, "usage: input should be a valid dictionary"),
+    (lambda r: {**r, "trajectory": 5}, "trajectory: input should be a valid list"),
+    (lambda r: {**r, "trajectory": [5]}, "trajectory.0: input should be a valid dictionary"),
+]
+
+
 @pytest.mark.parametrize("edit, reason", [
     (lambda r: {"task_id": r["task_id"]}, "no agent, seed, status"),
     (lambda r: {**r, "result": {"marks": 5.0}}, "its result lacks success"),
@@ -56,6 +70,7 @@ def test_a_record_in_another_agents_folder_is_refused_not_counted_twice(run: Pat
     (lambda r: {**r, "schema": 99}, "record schema 99, written by another srezero version"),
     (lambda r: {**r, "status": "done"}, "status 'done' is none of ok"),
     (lambda r: {**r, "seed": "1"}, "seed '1' is not an integer"),
+    *WRONG_TYPES,
 ])
 def test_a_record_the_summary_cannot_read_is_named_not_a_traceback(run: Path, tmp_path: Path, edit, reason) -> None:
     from srezero.report.load import RunDirError, load_run
@@ -68,6 +83,17 @@ def test_a_record_the_summary_cannot_read_is_named_not_a_traceback(run: Path, tm
     assert "Traceback" not in res.output and isinstance(res.exception, SystemExit)  # a message, not a crash
     with pytest.raises(RunDirError, match=re.escape(reason)):
         load_run(out)
+
+
+@pytest.mark.parametrize("edit, reason", WRONG_TYPES)
+def test_a_record_file_of_the_wrong_shape_is_named_when_read_on_its_own(run: Path, tmp_path: Path, edit,
+                                                                      reason) -> None:
+    """debrief (and report) read a record file without its run directory: the same check applies."""
+    p = tmp_path / "one.json"
+    p.write_bytes(orjson.dumps(edit(orjson.loads(records.record_path(run, "random", "inc-001", 1).read_bytes()))))
+    for args in (["debrief", str(p)], ["report", str(p), "--out", str(tmp_path / "report"), "--no-replay"]):
+        res = CliRunner().invoke(cli, args)
+        assert res.exit_code == 1 and f"{p}: not an episode record" in res.output and reason in res.output, res.output
 
 
 def test_csv_keeps_every_digit_of_a_large_count(tmp_path: Path) -> None:
