@@ -201,6 +201,8 @@ def run_batch(batch: Batch) -> list[tuple[dict[str, Any], bytes | None]]:
 def plan(out: Path, agents: list[AgentSpec], specs: dict[str, Any], seeds: list[int],
          retry_errors: bool = False) -> tuple[list[tuple[str, str, int]], list[Path]]:
     """Split (agent, task, seed) into pending jobs and existing record paths; linear in their number."""
+    _distinct_folders("agent labels", [a.label for a in agents])
+    _distinct_folders("task ids", list(specs))
     pending: list[tuple[str, str, int]] = []
     done: list[Path] = []
     for a in agents:
@@ -216,6 +218,19 @@ def plan(out: Path, agents: list[AgentSpec], specs: dict[str, Any], seeds: list[
                 else:
                     pending.append((a.label, tid, seed))
     return pending, done
+
+
+def _distinct_folders(what: str, names: list[str]) -> None:
+    """Records live in one folder per agent label and task id, named by ``records.safe``, which maps some
+    characters to ``_``: two names that map alike (``gen:x`` and a file task ``gen_x``) would share a folder,
+    and each would resume from the other's records."""
+    by_folder: dict[str, list[str]] = {}
+    for name in names:
+        by_folder.setdefault(rec.safe(name), []).append(name)
+    for folder, same in by_folder.items():
+        if len(same) > 1:
+            raise ValueError(f"{what} {' and '.join(map(repr, same))} would share the record folder {folder!r}; "
+                             "rename one of them")
 
 
 def _failed(path: Path) -> bool:

@@ -232,6 +232,25 @@ def test_an_agent_given_the_ground_truth_is_marked_an_upper_bound():
     assert groups["mine"]["privileged"] is True and groups["runbook"]["privileged"] is False
 
 
+def test_two_tasks_whose_record_folders_would_coincide_are_refused(tmp_path):
+    """Folder names map ':' to '_', so a generated variant and a file task named like it shared a folder,
+    and each resumed from the other's records."""
+    from srezero.sweep import runner
+    from srezero.task.generate import variants
+    from srezero.task.loader import task_file
+
+    gen_id = next(variants()).id
+    twin = tmp_path / (gen_id.replace(":", "_") + ".toml")
+    twin.write_text(task_file("inc-001").read_text().replace('id = "inc-001"', f'id = "{twin.stem}"', 1))
+    specs = {gen_id: srezero.get_task(gen_id), twin.stem: srezero.get_task(str(twin))}
+    with pytest.raises(ValueError, match=f"task ids '{gen_id}' and '{twin.stem}' would share the record folder"):
+        runner.plan(tmp_path / "out", [runner.agent_spec("random")], specs, [0])
+    labels = [runner.AgentSpec("a:b", "random"), runner.AgentSpec("a_b", "random")]
+    with pytest.raises(ValueError, match="agent labels 'a:b' and 'a_b' would share the record folder 'a_b'"):
+        runner.plan(tmp_path / "out", labels, {"inc-001": srezero.get_task("inc-001")}, [0])
+    assert not (tmp_path / "out").exists()  # refused before any folder was made
+
+
 def test_a_worker_whose_sweep_process_died_stops_instead_of_racing_a_rerun():
     """SIGKILL of the sweep leaves its pool workers running; they must not keep writing records that
     a rerun is also writing. A worker checks that its sweep process is still its parent."""
