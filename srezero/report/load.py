@@ -169,7 +169,10 @@ def read_records(run_dir: str | Path) -> tuple[dict[str, Any], list[tuple[Path, 
         return {}, [(path, data)]
     if not path.is_dir():
         raise RunDirError(f"{path}: no such run directory")
-    manifest = _read_json(path / layout.MANIFEST) if (path / layout.MANIFEST).is_file() else {}
+    try:
+        manifest = layout.load_manifest(path) or {}
+    except ValueError as exc:  # names the manifest and the field
+        raise RunDirError(str(exc)) from None
     if (path / layout.EPISODES).is_dir():  # a sweep's run directory
         try:
             records = [(p, layout.read_record(p)) for p in layout.record_paths(path)]
@@ -196,7 +199,7 @@ def read_records(run_dir: str | Path) -> tuple[dict[str, Any], list[tuple[Path, 
     if not records:
         raise RunDirError(f"{path}: no episode records found (expected {layout.EPISODES}/<agent>/<task>/"
                           "seed-NNNN.json, as written by `srezero sweep --out DIR`)")
-    return (manifest if isinstance(manifest, dict) else {}), records
+    return manifest, records
 
 
 def engines(manifest: dict[str, Any]) -> set[str]:

@@ -1,4 +1,4 @@
-"""The shape of an episode record as its readers use it, checked once when a record is read.
+"""The shape of an episode record and of a run's manifest as their readers use them, checked on reading.
 
 srezero writes records itself, atomically, so a record of the wrong shape is always something outside
 srezero at work: a hand edit, another tool, a merge. The summary, ``report``, ``compare`` and
@@ -12,6 +12,7 @@ number, ``true`` is not a count) and finite.
 
 from __future__ import annotations
 
+import re
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
@@ -109,10 +110,52 @@ class _LooseRecord(_Record):
 
 def shape_problem(data: dict[str, Any], loose: bool = False) -> str | None:
     """The first field of ``data`` that is not what the readers expect, as ``field.path: problem``; or None."""
+    return _first_problem(_LooseRecord if loose else _Record, data)
+
+
+def _first_problem(model: type[BaseModel], data: dict[str, Any]) -> str | None:
     try:
-        (_LooseRecord if loose else _Record).model_validate(data)
+        model.model_validate(data)
     except ValidationError as exc:
         err = exc.errors(include_url=False, include_input=False)[0]
-        where = ".".join(str(part) for part in err["loc"]) or "(record)"
-        return f"{where}: {err['msg'][0].lower()}{err['msg'][1:]}"
+        where = ".".join(str(part) for part in err["loc"]) or "(top level)"
+        msg = re.sub(r" or instance of _\w+", "", err["msg"])  # the models are private: name only the JSON type
+        return f"{where}: {msg[0].lower()}{msg[1:]}"
     return None
+
+
+class _TaskMeta(_Shape):
+    hash: str
+    difficulty: str | None = None
+    split: str | None = None
+    tags: list[str] = []
+
+
+class _AgentMeta(_Shape):
+    name: str
+    options: dict[str, Any] = {}
+    settings: dict[str, Any] = {}
+    code: str | None = None
+    transports: list[dict[str, Any]] | None = None
+
+
+class _Build(_Shape):
+    srezero_version: str | None = None
+    git_revision: str | None = None
+    engine: str | None = None
+
+
+class _Manifest(_Shape):
+    schema_: int | None = Field(None, alias="schema")  # ``schema`` would shadow a BaseModel attribute
+    tasks: dict[str, _TaskMeta] = {}
+    agents: dict[str, _AgentMeta] = {}
+    seeds: list[int] = []
+    builds: list[_Build] | None = None
+    engine: str | None = None
+    tools: Any = None  # only compared: an older run may hold the tool list itself
+    max_steps: int | None = None
+
+
+def manifest_problem(data: dict[str, Any]) -> str | None:
+    """The first field of a run's manifest that is not what the sweep and the report read, or None."""
+    return _first_problem(_Manifest, data)

@@ -362,7 +362,9 @@ def load_manifest(out: str | Path) -> dict[str, Any] | None:
     except (orjson.JSONDecodeError, OSError) as exc:
         data, problem = None, str(exc)
     else:
-        problem = "" if isinstance(data, dict) else "not a JSON object"
+        from srezero.sweep.record_shape import manifest_problem
+
+        problem = manifest_problem(data) if isinstance(data, dict) else "not a JSON object"
     if problem:
         raise ValueError(f"{p}: not a readable run manifest ({problem}); restore it, or delete it and rerun (a new "
                          "one is written, but the records can then no longer be checked against the tasks, agents "

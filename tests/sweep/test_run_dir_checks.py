@@ -118,13 +118,24 @@ def test_summary_only_refuses_the_options_it_would_ignore(run: Path) -> None:
     assert ok.exit_code == 0 and "| random | 2 |" in ok.output, ok.output
 
 
-@pytest.mark.parametrize("content, reason", [(b'{"schema": 1, "tasks"', "unexpected end of data"),
-                                             (b"[1]", "not a JSON object")])
+@pytest.mark.parametrize("content, reason", [
+    (b'{"schema": 1, "tasks"', "unexpected end of data"),
+    (b"[1]", "not a JSON object"),
+    # a JSON object of the wrong shape: each was a traceback in the sweep, the report or both
+    (b'{"schema": 1, "tasks": []}', "tasks: input should be a valid dictionary)"),
+    (b'{"schema": 1, "agents": {"random": 5}}', "agents.random: input should be a valid dictionary)"),
+    (b'{"schema": 1, "builds": 5}', "builds: input should be a valid list"),
+    (b'{"schema": "1"}', "schema: input should be a valid integer"),
+])
 def test_a_broken_manifest_is_named(run: Path, tmp_path: Path, content: bytes, reason: str) -> None:
     """A truncated manifest gave "Error: unexpected end of data" without naming the file; a list, a traceback."""
+    from srezero.report.load import RunDirError, load_run
+
     out = _copy(run, tmp_path)
     (out / records.MANIFEST).write_bytes(content)
     res = CliRunner().invoke(cli, ["sweep", "--agents", "random", "--tasks", "inc-001", "--seeds", "2", "--out",
                                    str(out), "--no-progress"])
     assert res.exit_code == 1 and f"{out / records.MANIFEST}: not a readable run manifest" in res.output, res.output
     assert reason in res.output and "Traceback" not in res.output
+    with pytest.raises(RunDirError, match=re.escape(reason)):  # report and compare read it the same way
+        load_run(out)
