@@ -122,6 +122,11 @@ def sweep_cmd(seeds: str, seed_start: int, agent_names: tuple[str, ...], agent_a
         raise click.ClickException(str(exc)) from None
     except ValueError as exc:
         raise click.ClickException(str(exc)) from None
+    except OSError as exc:  # --out under a file, no permission, a full disk: nothing recorded is lost
+        where = f" ({exc.filename})" if exc.filename else ""
+        raise click.ClickException(f"cannot write the run directory {out}: {exc.strerror or exc}{where}. The "
+                                   "records written before are kept (each is written whole or not at all); fix "
+                                   "that and rerun the same command to resume") from None
     except KeyboardInterrupt:
         from srezero.sweep.records import record_paths
 

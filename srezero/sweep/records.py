@@ -119,8 +119,9 @@ def clean_tmp(out: str | Path) -> int:
     n = 0
     if root.is_dir():
         for p in root.rglob("*.tmp"):
-            p.unlink(missing_ok=True)
-            n += 1
+            if p.is_file():  # a directory of that name is not a writer's leftover: leave it
+                p.unlink(missing_ok=True)
+                n += 1
     return n
 
 

@@ -232,6 +232,39 @@ def test_an_agent_given_the_ground_truth_is_marked_an_upper_bound():
     assert groups["mine"]["privileged"] is True and groups["runbook"]["privileged"] is False
 
 
+def test_a_run_directory_that_cannot_be_written_is_an_error_line_and_keeps_its_records(tmp_path, monkeypatch):
+    """--out under a file, and a disk that fills up mid-run, were tracebacks."""
+    (tmp_path / "afile").write_text("")
+    args = ["sweep", "--tasks", "inc-001", "--agents", "random", "--workers", "1", "--no-progress"]
+    res = CliRunner().invoke(cli, [*args, "--seeds", "1", "--out", str(tmp_path / "afile" / "run")])
+    assert res.exit_code == 1 and "cannot write the run directory" in res.output and "Not a directory" in res.output
+
+    real = records.write_atomic
+
+    def fill_up(path, data):
+        if str(path).endswith("seed-0002.json"):
+            raise OSError(28, "No space left on device", str(path))
+        real(path, data)
+
+    monkeypatch.setattr(records, "write_atomic", fill_up)
+    out = tmp_path / "run"
+    res = CliRunner().invoke(cli, [*args, "--seeds", "4", "--out", str(out)])
+    assert res.exit_code == 1 and "No space left on device" in res.output and "rerun the same command" in res.output
+    assert "Traceback" not in res.output and len(records.record_paths(out)) == 2  # seeds 0 and 1 kept
+    monkeypatch.setattr(records, "write_atomic", real)
+    res = CliRunner().invoke(cli, [*args, "--seeds", "4", "--out", str(out)])
+    assert res.exit_code == 0 and "ran 2, already recorded 2" in res.output, res.output
+
+
+def test_a_directory_named_like_a_temp_file_is_left_alone(tmp_path):
+    """clean_tmp removes a killed writer's leftovers; a directory called x.tmp made it raise IsADirectoryError."""
+    folder = tmp_path / records.EPISODES / "random" / "inc-001"
+    (folder / "notes.tmp").mkdir(parents=True)
+    (folder / "seed-0000.json.123.tmp").write_bytes(b"{")
+    assert records.clean_tmp(tmp_path) == 1
+    assert (folder / "notes.tmp").is_dir() and not (folder / "seed-0000.json.123.tmp").exists()
+
+
 def test_two_tasks_whose_record_folders_would_coincide_are_refused(tmp_path):
     """Folder names map ':' to '_', so a generated variant and a file task named like it shared a folder,
     and each resumed from the other's records."""
