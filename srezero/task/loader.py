@@ -86,9 +86,12 @@ def _field(loc: tuple[int | str, ...]) -> str:
 def parse_text(text: str, path: str | Path = "<string>") -> TaskSpec:
     try:
         data = tomllib.loads(text)
+        return parse_data(data, path)
     except tomllib.TOMLDecodeError as exc:
         raise TaskFileError(path, [("(syntax)", f"not valid TOML: {exc}")]) from None
-    return parse_data(data, path)
+    except RecursionError:  # tomllib and validation both recurse per level of nesting
+        raise TaskFileError(path, [("(syntax)", "arrays or tables nested too deeply to read (thousands of "
+                                                "levels); no task field nests more than a few")]) from None
 
 
 #: Field names people reach for, and the one the format uses.

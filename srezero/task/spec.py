@@ -120,7 +120,7 @@ def selector_problem(selector: str, min_replicas: dict[str, int] | None = None, 
 
 
 class _Model(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)  # TOML has nan and inf
 
 
 class TopologySpec(_Model):

@@ -97,6 +97,12 @@ CASES = [
     ("noise-bool-count", "", "", "[noise]\nextra = { latency_blip = true }", "noise.extra.latency_blip",
      "write a whole number, without quotes; got true"),
     ("at-nan", "", "at = nan", "", "faults[0].at", "must be a finite number, not nan"),
+    # every float of the format refuses nan and inf, not only those with a range (these passed)
+    ("alert-threshold-nan", "", "", "[alert]\nname = 'Edge'\nmetric = 'error_rate'\nthreshold = nan",
+     "alert.threshold", "must be a finite number, not nan"),
+    ("slo-inf", "", "", "[slo]\nlatency_p99_ms = inf", "slo.latency_p99_ms", "must be a finite number, not inf"),
+    ("nested-too-deep", "", "", "[ground_truth]\nnotes = " + "[" * 3000 + "]" * 3000, "(syntax)",
+     "nested too deeply"),
     ("alert-not-table", "alert = 'HighErrorRate'", "", "", "alert",
      'must be a table: write it under its own [alert] header, with one field per line (got "HighErrorRate")'),
     ("tags-not-list", "tags = 'kernel'", "", "", "tags", 'must be a list, e.g. ["kernel"]'),
