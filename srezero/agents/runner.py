@@ -24,7 +24,8 @@ from srezero.tools.parse import json_safe
 CAUGHT: tuple[type[BaseException], ...] = (Exception, SystemExit)
 
 
-def _describe(exc: BaseException) -> str:
+def describe_error(exc: BaseException) -> str:
+    """``Type: message`` for a record or an error line, whatever the exception does when printed."""
     try:
         text = str(exc)
     except Exception:  # an agent's exception whose __str__ raises too
@@ -76,11 +77,11 @@ def run_episode(env: Episode, agent: Any, seed: int, max_steps: int | None = Non
     except ProviderError as exc:
         if not catch:
             raise
-        status, error = "provider_error", _describe(exc)
+        status, error = "provider_error", describe_error(exc)
     except CAUGHT as exc:
         if not catch:
             raise
-        status, error = f"{stage}_error", _describe(exc)
+        status, error = f"{stage}_error", describe_error(exc)
     result = (info.get("result") or env.result) if status == "ok" else None
     record: dict[str, Any] = {
         "task_id": env.spec.id,

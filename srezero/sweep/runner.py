@@ -465,13 +465,30 @@ def agent_meta(agent: AgentSpec) -> dict[str, Any]:
         bot = agent.create()
     except Exception as exc:  # fail before running anything, naming the agent
         raise ValueError(f"agent {agent.label}: cannot create {agent.name}: {exc}") from None
-    fn = getattr(bot, "settings", None)
-    settings = dict(fn()) if callable(fn) else {}
-    meta = {"name": agent.name, "options": dict(agent.options), "settings": settings}
+    meta = {"name": agent.name, "options": dict(agent.options), "settings": _settings(agent, bot)}
     code = _user_code_hash(agent.name)
     if code:
         meta["code"] = code
     return meta
+
+
+def _settings(agent: AgentSpec, bot: Any) -> dict[str, Any]:
+    """The agent's ``settings()`` for the manifest: a mapping that JSON can hold, or a ValueError naming the
+    agent (before anything runs; the manifest is how a rerun knows the agent is the same)."""
+    import orjson
+
+    from srezero.agents.runner import describe_error
+
+    fn = getattr(bot, "settings", None)
+    if not callable(fn):
+        return {}
+    try:
+        settings = dict(fn())
+        orjson.dumps(settings, option=orjson.OPT_SORT_KEYS)
+    except Exception as exc:
+        raise ValueError(f"agent {agent.label}: its settings() must return a mapping of JSON values (str keys; "
+                         f"str, numbers, bools, None, lists and mappings of them): {describe_error(exc)}") from None
+    return settings
 
 
 def _user_code_hash(name: str) -> str | None:

@@ -366,6 +366,26 @@ class BadExitAgent:
         raise UnreadableError()
 
 
+class BadSettingsAgent(BadExitAgent):
+    """An agent whose settings() the manifest cannot hold."""
+
+    def settings(self):
+        if self.how == "raise":
+            raise RuntimeError("no settings today")
+        return ["model"] if self.how == "list" else {"client": object()}
+
+
+@pytest.mark.parametrize("how, problem", [("raise", "RuntimeError: no settings today"),
+                                          ("list", "ValueError: dictionary update sequence"),
+                                          ("object", "TypeError: Type is not JSON serializable: object")])
+def test_an_agent_whose_settings_cannot_be_recorded_is_named_before_anything_runs(tmp_path, how, problem):
+    res = CliRunner().invoke(cli, ["sweep", "--tasks", "inc-001", "--seeds", "1", "--out", str(tmp_path),
+                                   "--agents", f"{__name__}:BadSettingsAgent", "--agent-arg", f"how={how}"])
+    assert res.exit_code == 1 and "Traceback" not in res.output, res.output
+    assert "BadSettingsAgent: its settings() must return a mapping of JSON values" in res.output and problem in res.output
+    assert not records.record_paths(tmp_path)
+
+
 def test_text_json_cannot_encode_is_escaped_and_the_episode_stands():
     from srezero.agents.runner import run_episode
     from srezero.episode import Episode
