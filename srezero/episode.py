@@ -226,8 +226,9 @@ class Episode:
         error = None
         out_text = ""
         data = None
+        recorded = recordable(action)
         try:
-            tool_name, args = parse_action(action)
+            tool_name, args = parse_action(action, recorded)
             spec = self._tools[tool_name]
             before = (self.judge.active(w), len(w.destroyed)) if spec.kind == "write" else None
             out = self.backend.call(tool_name, args)
@@ -263,7 +264,7 @@ class Episode:
         exhausted = None if terminated else budget_spent(self.spec.budget, st.steps, elapsed)
         truncated = exhausted is not None
         obs = self._obs(out_text, tool_name, error is None, error, data)
-        self.trajectory.append({"step": st.steps, "action": recordable(action),
+        self.trajectory.append({"step": st.steps, "action": recorded,
                                 "tool": tool_name, "args": args, "ok": error is None, "error": error,
                                 "sim_time_s": round(elapsed, 3), "text": out_text[:OBS_TEXT_LIMIT]})
         info: dict[str, Any] = {"invalid": error is not None, "tool": tool_name, "sim_time_s": elapsed}

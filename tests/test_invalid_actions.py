@@ -116,8 +116,10 @@ def test_oversized_and_mistyped_input_gets_a_bounded_error_not_an_internal_one()
 
     env = srezero.make("inc-002", 0)
     env.reset()
-    obs, *_ = env.step({"tool": "search_logs", "args": {"service": "x" * 1_000_000}})
+    obs, *_ = env.step({"tool": "search_logs", "args": {"service": "x" * 15_000}})  # under the action limit
     assert not obs.ok and "unknown service" in obs.text and len(obs.text) < ERROR_TEXT_LIMIT + 50
+    obs, *_ = env.step({"tool": "search_logs", "args": {"service": "x" * 1_000_000}})  # over it
+    assert not obs.ok and "longer than the limit of 20,000 characters" in obs.text
     for bad in (Action(tool=["get_alerts"]), Action(tool="get_alerts", args=[1])):  # type: ignore[arg-type]
         obs, *_ = env.step(bad)
         assert not obs.ok and "Action needs a tool name" in obs.text

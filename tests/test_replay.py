@@ -51,6 +51,23 @@ def test_action_objects_replay_as_calls_and_invalid_ones_stay_invalid() -> None:
     assert rerun(rec).diverged == ""  # step by step: the bad call is refused with the same words
 
 
+def test_an_over_long_action_is_recorded_clipped_and_replays_to_the_same_refusal() -> None:
+    """An agent could make its record megabytes long: every action was recorded whole, whatever its size."""
+    from srezero.tools.parse import CLIPPED, MAX_ACTION_CHARS
+
+    huge = [{"tool": "search_logs", "args": {"service": "worker", "pattern": "a" * 10**6}},
+            {"tool": "get_alerts", "args": {"x" * 10**6: 1}}, {"tool": "get_alerts" * 10**5, "args": {}},
+            "x" * 10**6, " " * 10**6 + "get_alerts()", Action("get_alerts", {"k": "v" * 10**6})]
+    rec = _as_saved(run_episode(srezero.make("inc-002", 1), _Scripted([*huge, "get_alerts()"]), 1))
+    steps = rec["trajectory"]
+    assert all(len(orjson.dumps(step)) < 3 * MAX_ACTION_CHARS for step in steps)
+    for step in steps[:len(huge)]:
+        assert step["action"].endswith(CLIPPED) and len(step["action"]) == MAX_ACTION_CHARS + len(CLIPPED)
+        assert step["error"] == f"the action is longer than the limit of {MAX_ACTION_CHARS:,} characters; send a shorter one"
+    assert steps[len(huge)]["ok"]
+    assert rerun(rec).diverged == ""
+
+
 def test_a_replay_that_shows_other_steps_is_flagged_even_when_the_result_matches() -> None:
     """A record whose actions replay to the same result but not the same observations (here an agent's
     None, recorded as the text 'None', which is refused in other words) is not a faithful replay."""

@@ -159,8 +159,9 @@ class LiveEpisode:
         self.steps += 1
         tool, args, error, text, data = None, {}, None, "", None
         partial: str | None = None  # what a failed write had already changed
+        recorded = recordable(action)
         try:
-            tool, args = self._parse(action)
+            tool, args = self._parse(action, recorded)
             spec = self._tools[tool]
             out = spec.fn(self.ctx, **args) if spec.kind == "submit" else self.backend.call(tool, args)
             text, data = out.text, out.data
@@ -196,7 +197,7 @@ class LiveEpisode:
         terminated = self.resolved
         exhausted = None if terminated else budget_spent(self.spec.budget, self.steps, elapsed)
         truncated = exhausted is not None
-        self.trajectory.append({"step": self.steps, "action": recordable(action),
+        self.trajectory.append({"step": self.steps, "action": recorded,
                                 "tool": tool, "args": args, "ok": error is None, "error": error,
                                 "sim_time_s": round(elapsed, 3), "text": text[:OBS_TEXT_LIMIT], "reward": 0.0})
         info: dict[str, Any] = {"invalid": error is not None, "tool": tool, "sim_time_s": elapsed}
@@ -209,12 +210,12 @@ class LiveEpisode:
                           max(0.0, self.spec.budget.time_s - elapsed), self.done)
         return obs, 0.0, terminated, truncated, info
 
-    def _parse(self, action: Any) -> tuple[str, dict[str, Any]]:
+    def _parse(self, action: Any, recorded: Any) -> tuple[str, dict[str, Any]]:
         """Like the simulator's parser (markdown fences and backticks too), except kubectl names are the
         cluster's own (no short forms: ``db`` is deployment db, not the simulator's database)."""
         with live_names():
             try:
-                tool, args = parse_action(action)
+                tool, args = parse_action(action, recorded)
             except UnknownTool as exc:  # name, suggest and list only the tools this backend serves
                 raise UnknownTool(exc.name, tuple(t["name"] for t in self.tool_specs())) from None
         if tool == "search_logs" and isinstance(action, str) and _wants_previous(unwrap_markdown(action.strip())):

@@ -45,7 +45,8 @@ def reference_markdown() -> str:
            "action: an error observation that costs a step and 2 s of simulated time, and changes nothing.",
            "An optional argument sent as `null` means its default, as strict function calling sends it",
            "(`srezero.tools.openai_tools(strict=True)` gives the schemas in that form); a required one sent as",
-           "`null` is an invalid action.", ""]
+           "`null` is an invalid action. So is an action longer than 20,000 characters (as text, or as JSON",
+           "for a dict); the trajectory keeps its first 20,000 characters, marked `[clipped]`.", ""]
     for kind in ("read", "write", "submit"):
         out += [f"## {kind.capitalize()} tools", ""]
         for t in load_tools().values():

@@ -27,6 +27,10 @@ from srezero.errors import did_you_mean
 from srezero.tools.registry import ToolError, load_tools
 
 MAX_ACTION_CHARS = 20_000
+#: Why a longer action is refused. The message does not say how long it was: a trajectory keeps only the
+#: first MAX_ACTION_CHARS characters of it, and its replay must show the agent the same text.
+TOO_LONG = f"the action is longer than the limit of {MAX_ACTION_CHARS:,} characters; send a shorter one"
+CLIPPED = " [clipped]"
 #: A code fence's info string: empty or one word such as ``json``, ``python``, ``bash``.
 _FENCE_INFO = re.compile(r"[A-Za-z0-9_+.-]*")
 _LITERAL_NAMES = {"true": True, "false": False, "null": None, "none": None, "True": True, "False": False, "None": None}
@@ -71,7 +75,7 @@ def unwrap_markdown(text: str) -> str:
 def parse_text(text: str) -> tuple[str, dict[str, Any]]:
     text = text.strip()
     if len(text) > MAX_ACTION_CHARS:
-        raise ToolError(f"action is {len(text)} characters long; the limit is {MAX_ACTION_CHARS}")
+        raise ToolError(TOO_LONG)
     text = unwrap_markdown(text)
     if not text:
         raise ToolError("empty action; write a tool call such as get_alerts()")
@@ -175,18 +179,28 @@ def recordable(action: Any) -> Any:
 
     Text and JSON-shaped dicts are kept; a typed :class:`Action` is its repr (the replay agent reads it
     back); any other object is named by its type, since a default repr carries a memory address and
-    would make two runs of the same agent differ."""
+    would make two runs of the same agent differ. Whatever is longer than ``MAX_ACTION_CHARS`` as JSON
+    is kept as the first that many characters of its text, marked ``[clipped]``: an agent must not be
+    able to make a record megabytes long, and ``parse_action`` refuses such an action and its replay alike."""
     if isinstance(action, str):
-        return json_safe(action)
+        return _clipped(json_safe(action))
     if isinstance(action, Action):
-        return f"Action(tool={json_safe(action.tool)!r}, args={json_safe(action.args)!r})"
+        return _clipped(f"Action(tool={json_safe(action.tool)!r}, args={json_safe(action.args)!r})")
     if isinstance(action, dict):
         try:  # the common case, in C: a copy (the agent may reuse its dict), or an error for what JSON cannot hold
-            return orjson.loads(orjson.dumps(action))
+            blob = orjson.dumps(action)
         except TypeError:
-            return json_safe(action)
+            kept = json_safe(action)
+            blob = orjson.dumps(kept)
+        if len(blob) > MAX_ACTION_CHARS:
+            return _clipped(blob.decode())
+        return orjson.loads(blob)
     plain = json_safe(action)  # a "<TypeName>" string, or plain data whose repr has no address in it
-    return plain if isinstance(plain, str) else repr(plain)
+    return _clipped(plain if isinstance(plain, str) else repr(plain))
+
+
+def _clipped(text: str) -> str:
+    return text if len(text) <= MAX_ACTION_CHARS else text[:MAX_ACTION_CHARS] + CLIPPED
 
 
 _MAX_DEPTH = 32
@@ -224,8 +238,13 @@ def json_safe(value: Any, depth: int = 0) -> Any:
     return f"<{type(value).__name__}>"
 
 
-def parse_action(action: Any) -> tuple[str, dict[str, Any]]:
-    """Parse and validate any accepted action form. Raises ToolError with a message for the agent."""
+def parse_action(action: Any, recorded: Any = None) -> tuple[str, dict[str, Any]]:
+    """Parse and validate any accepted action form. Raises ToolError with a message for the agent.
+
+    ``recorded`` is ``recordable(action)``, when the caller records it: an action too long to record
+    whole is refused as its clipped record would be on replay."""
+    if isinstance(recorded, str) and len(recorded) > MAX_ACTION_CHARS:
+        raise ToolError(TOO_LONG)
     if isinstance(action, Action):
         if not isinstance(action.tool, str) or not isinstance(action.args, dict):
             raise ToolError("an Action needs a tool name (a string) and args (a dict)")
