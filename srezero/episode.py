@@ -54,7 +54,7 @@ from srezero.sim.rng import stable_int
 from srezero.sim.world import World
 from srezero.task.spec import TaskSpec, budget_spent
 from srezero.tools.context import ToolContext
-from srezero.tools.parse import parse_action, recordable
+from srezero.tools.parse import canonical, parse_action
 from srezero.tools.registry import ToolError, ToolSpec, load_tools
 
 INVALID_COST_S = 2.0
@@ -226,7 +226,7 @@ class Episode:
         error = None
         out_text = ""
         data = None
-        recorded = recordable(action)
+        action, recorded = canonical(action)
         try:
             tool_name, args = parse_action(action, recorded)
             spec = self._tools[tool_name]

@@ -218,3 +218,57 @@ def test_a_misspelt_service_gets_a_did_you_mean_after_the_list() -> None:
         assert not obs.ok and obs.text.endswith(f"; did you mean {near}?"), obs.text
     obs, *_ = env.step('get_status(service="zzz")')
     assert "did you mean" not in obs.text and "services: load_balancer" in obs.text
+
+
+class _HostileStr(str):
+    def encode(self, *args, **kwargs):
+        raise RuntimeError("encode")
+
+    def strip(self, *args):
+        raise RuntimeError("strip")
+
+    def __eq__(self, other):
+        raise RuntimeError("eq")
+
+    __hash__ = str.__hash__
+
+
+class _HostileFloat(float):
+    def __format__(self, spec):
+        raise RuntimeError("format")
+
+
+class _HostileInt(int):
+    def __index__(self):
+        raise RuntimeError("index")
+
+
+def test_subclasses_of_builtin_types_are_acted_on_as_their_values() -> None:
+    """An agent's str whose encode raised escaped step; one whose __eq__ raised was reported as a simulator
+    bug; a float subclass made the record unwritable. Each is now the plain value it holds."""
+    import orjson
+
+    from srezero.agents.runner import run_episode
+    from srezero.replay import rerun
+
+    actions = [_HostileStr("get_alerts()"), {"tool": _HostileStr("get_status"), "args": {}},
+               {"tool": "get_status", "args": {_HostileStr("service"): _HostileStr("database")}},
+               {"tool": "query_metrics", "args": {"target": "database", "metric": "error_rate",
+                                                  "window_s": _HostileFloat(600.0)}},
+               {"tool": "query_metrics", "args": {"target": "database", "metric": "error_rate",
+                                                  "window_s": _HostileInt(600)}}]
+
+    class Scripted:
+        def reset(self, *_: object) -> None:
+            self.todo = list(actions)
+
+        def act(self, _obs: object) -> object:
+            return self.todo.pop(0) if self.todo else "resolve()"
+
+    record = run_episode(srezero.make("inc-002", 0), Scripted(), 0)
+    steps = record["trajectory"][:len(actions)]
+    assert [s["ok"] for s in steps] == [True] * len(actions), [s["error"] for s in steps]
+    assert record["result"]["internal_errors"] == []
+    saved = orjson.loads(orjson.dumps(record))
+    assert saved["trajectory"][2]["action"] == {"tool": "get_status", "args": {"service": "database"}}
+    assert rerun(saved).diverged == ""

@@ -25,7 +25,7 @@ from srezero.episode import Briefing, Observation
 from srezero.task.spec import budget_spent
 from srezero.tools.context import ToolContext
 from srezero.tools.kubectl import live_names
-from srezero.tools.parse import UnknownTool, parse_action, recordable, unwrap_markdown
+from srezero.tools.parse import UnknownTool, canonical, parse_action, unwrap_markdown
 from srezero.tools.registry import ToolError, load_tools
 
 OBS_TEXT_LIMIT = 12_000
@@ -159,7 +159,7 @@ class LiveEpisode:
         self.steps += 1
         tool, args, error, text, data = None, {}, None, "", None
         partial: str | None = None  # what a failed write had already changed
-        recorded = recordable(action)
+        action, recorded = canonical(action)
         try:
             tool, args = self._parse(action, recorded)
             spec = self._tools[tool]

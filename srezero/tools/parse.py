@@ -174,6 +174,51 @@ def _nearest(name: str, names: tuple[str, ...]) -> str:
     return did_you_mean(name, names, cutoff=0.75)
 
 
+def canonical(action: Any) -> tuple[Any, Any]:
+    """``(the action the episode acts on, the action its trajectory records)``.
+
+    An action built of exact built-in types (nearly every one) is acted on as it is. One holding
+    subclasses of them (a ``str`` whose ``encode`` or ``__eq__`` raises, a ``float`` orjson cannot write)
+    is first made of their exact base types, so an agent's odd objects are an invalid action like any
+    other, not an escaped exception or a "simulator bug"."""
+    if type(action) is str:
+        return action, _clipped(escaped_text(action))
+    if type(action) is dict:
+        try:  # fails on a subclass, a non-JSON value or an int beyond 64 bits: the slow path below
+            blob = orjson.dumps(action, option=orjson.OPT_PASSTHROUGH_SUBCLASS)
+        except TypeError:
+            pass
+        else:
+            return action, (orjson.loads(blob) if len(blob) <= MAX_ACTION_CHARS else _clipped(blob.decode()))
+    action = plain(action)
+    return action, recordable(action)
+
+
+def plain(value: Any, depth: int = 0) -> Any:
+    """``value`` with every subclass of str, int, float, dict, list and tuple (and an Action's fields) made
+    its exact base type, by the base type's own methods (a subclass may override any of its own)."""
+    kind = type(value)
+    if value is None or kind in (str, int, float, bool):
+        return value
+    if isinstance(value, str):
+        return str.__str__(value)
+    if isinstance(value, int):
+        return int.__int__(value)
+    if isinstance(value, float):
+        return float.__float__(value)
+    if depth >= _MAX_DEPTH:
+        return value
+    if isinstance(value, dict):
+        return {plain(k, depth + 1): plain(v, depth + 1) for k, v in dict.items(value)}
+    if isinstance(value, list):
+        return [plain(v, depth + 1) for v in list.__iter__(value)]
+    if isinstance(value, tuple):
+        return tuple(plain(v, depth + 1) for v in tuple.__iter__(value))
+    if kind is Action:
+        return Action(plain(value.tool, depth + 1), plain(value.args, depth + 1))
+    return value
+
+
 def recordable(action: Any) -> Any:
     """``action`` as a trajectory records it: JSON-safe and the same bytes in every process.
 
@@ -219,10 +264,11 @@ def json_safe(value: Any, depth: int = 0) -> Any:
     """A JSON-safe copy of ``value``: strings (lone surrogates escaped; bytes decoded), 64-bit ints,
     floats, bools, None, lists and string-keyed dicts; anything else becomes ``"<TypeName>"``."""
     if value is None or isinstance(value, bool | float):
-        return value
+        return value if type(value) in (bool, float) or value is None else float.__float__(value)
     if isinstance(value, str):
-        return escaped_text(value)
+        return escaped_text(str.__str__(value))  # the base type's methods: a subclass may override its own
     if isinstance(value, int):
+        value = int.__int__(value)
         return value if -(2 ** 63) <= value < 2 ** 64 else str(value)
     if isinstance(value, bytes | bytearray):  # validation reads bytes as text too
         return bytes(value).decode("utf-8", "backslashreplace")
@@ -230,9 +276,11 @@ def json_safe(value: Any, depth: int = 0) -> Any:
         return "<...>"
     if isinstance(value, dict):
         return {escaped_text(k) if type(k) is str else str(json_safe(k, depth + 1)): json_safe(v, depth + 1)
-                for k, v in value.items()}
-    if isinstance(value, list | tuple):
-        return [json_safe(v, depth + 1) for v in value]
+                for k, v in dict.items(value)}
+    if isinstance(value, list):
+        return [json_safe(v, depth + 1) for v in list.__iter__(value)]
+    if isinstance(value, tuple):
+        return [json_safe(v, depth + 1) for v in tuple.__iter__(value)]
     if type(value).__module__ == "numpy" and callable(getattr(value, "tolist", None)):  # scalars and arrays
         return json_safe(value.tolist(), depth + 1)
     return f"<{type(value).__name__}>"
