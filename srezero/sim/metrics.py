@@ -7,7 +7,7 @@ column in one numpy operation, which is what keeps a tick cheap.
 
 from __future__ import annotations
 
-from array import array
+import struct
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
@@ -86,6 +86,14 @@ UNITS = {
 }
 
 
+#: Write consecutive rows of the tick's column (an ``array("d")``) in place: ``PACK10(vals, row * 8, *ten)``.
+#: A third of the cost of ``vals[row : row + 10] = array("d", ten)`` (no tuple-to-array copy, no slice
+#: assignment), and the same doubles. Every tick writes about twenty such runs.
+PACK10 = struct.Struct("10d").pack_into
+PACK6 = struct.Struct("6d").pack_into
+PACK3 = struct.Struct("3d").pack_into
+
+
 def metric_names(kind: str) -> tuple[str, ...]:
     """Metric names available for an entity kind: a service kind, "replica" or "node"."""
     if kind == "replica":
@@ -114,13 +122,13 @@ def record_replica(vals, rep: Replica, rps: float, err: float, lat: float, util:
     base = rep.row
     if rep.state == "Running":
         u = util if util < 0.98 else 0.98
-        vals[base : base + 10] = array("d", (rps, err, lat * 0.8, lat * (1.7 + 1.5 * u), lat * (2.4 + 3.0 * u),
-                                             rep.cpu, rep.mem_mb, conns, 150.0 + conns, rep.restarts))
+        PACK10(vals, base * 8, rps, err, lat * 0.8, lat * (1.7 + 1.5 * u), lat * (2.4 + 3.0 * u),
+               rep.cpu, rep.mem_mb, conns, 150.0 + conns, rep.restarts)
     else:
-        vals[base : base + 10] = array("d", (0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, rep.restarts))
+        PACK10(vals, base * 8, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, rep.restarts)
 
 
 def record_service(vals, svc: Service, rps: float, err: float, lat: float, ready: int, util: float) -> None:
     base = svc.row
     u = util if util < 0.98 else 0.98
-    vals[base : base + 6] = array("d", (rps, err, lat * 0.8, lat * (1.7 + 1.5 * u), lat * (2.4 + 3.0 * u), ready))
+    PACK6(vals, base * 8, rps, err, lat * 0.8, lat * (1.7 + 1.5 * u), lat * (2.4 + 3.0 * u), ready)

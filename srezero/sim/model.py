@@ -11,7 +11,6 @@ database, a slow database slows the web tier, a stalled consumer grows the queue
 from __future__ import annotations
 
 import math
-from array import array
 from typing import TYPE_CHECKING
 
 from srezero.sim import metrics as M
@@ -26,6 +25,7 @@ from srezero.sim.database import (
     with_inertia,
 )
 from srezero.sim.lifecycle import lifecycle
+from srezero.sim.metrics import PACK3, PACK10
 from srezero.sim.nodes import link_loss, node_limits, proxy_failures, update_nodes
 from srezero.sim.queue import queue_tick
 from srezero.sim.replication import replicate
@@ -200,9 +200,8 @@ def tick(w: World) -> None:
             rep.cpu = 0.02 if rep.state != "Terminated" else 0.0
             rep.conns = 0.0
             rep.err_causes = {"crash": 1.0} if rep.state == "CrashLoopBackOff" else {}
-            vals[rep.row : rep.row + 10] = array("d", (*idle_rows, rep.cpu,
-                                                       rep.mem_mb if rep.state != "Terminated" else 0.0,
-                                                       0.0, 0.0, rep.restarts))
+            PACK10(vals, rep.row * 8, *idle_rows, rep.cpu, rep.mem_mb if rep.state != "Terminated" else 0.0,
+                   0.0, 0.0, rep.restarts)
             continue
         node = rep.node
         r = accepted * share_of.get(rep.name, 0.0) * (1.0 - no_backend)
@@ -350,7 +349,7 @@ def tick(w: World) -> None:
         rep.conns = in_use
         rep.fds = int(fds)
         rep.err_causes = causes
-        vals[base : base + 10] = array("d", (r, err, p50, p95, p99, rep.cpu, rep.mem_mb, in_use, fds, rep.restarts))
+        PACK10(vals, base * 8, r, err, p50, p95, p99, rep.cpu, rep.mem_mb, in_use, fds, rep.restarts)
         web_rps_total += r
         web_err_w += r * err
         web_lat_w += r * mean_ms
@@ -420,7 +419,7 @@ def tick(w: World) -> None:
         if rep.state != "Running":
             rep.rps = rep.err = rep.cpu = rep.conns = 0.0
             rep.err_causes = {}
-            vals[base : base + 10] = array("d", (0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, rep.restarts))
+            PACK10(vals, base * 8, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, rep.restarts)
             continue
         if rep is primary:
             rep.rps, rep.err, rep.lat_ms, rep.err_causes = total_q, db_err, new_lat, db_causes
@@ -435,8 +434,8 @@ def tick(w: World) -> None:
         limit = rep.node.cores * 0.6
         rep.cpu = cpu if cpu < limit else limit
         rep.mem_mb = rep.base_mem_mb + rep.conns * 9.0
-        vals[base : base + 10] = array("d", (rep.rps, rep.err, p50, p95, p99, rep.cpu, rep.mem_mb, rep.conns,
-                                             400.0 + rep.conns * 2, rep.restarts))
+        PACK10(vals, base * 8, rep.rps, rep.err, p50, p95, p99, rep.cpu, rep.mem_mb, rep.conns,
+               400.0 + rep.conns * 2, rep.restarts)
     replicate(w, dbc, replica_q)  # srezero.sim.replication
 
     # --- cache replica and the single-replica services ----------------------------------------
@@ -465,8 +464,8 @@ def tick(w: World) -> None:
     M.record_service(vals, lb, rps_in, lb_err, lb_lat, 1 if lb_up else 0, 0.3)
     if lb_wait > 0.01:  # a lost reply or a dropped SYN waits out the proxy's timeout: the edge's tail shows it
         util = min(0.98, active / lbc["max_connections"])
-        vals[lb_rep.row + M.R_P50 : lb_rep.row + M.R_P99 + 1] = array("d", M.pcts(lb_lat, util, idle_to, lb_wait))
-        vals[lb.row + M.S_P50 : lb.row + M.S_P99 + 1] = array("d", M.pcts(lb_lat, 0.3, idle_to, lb_wait))
+        PACK3(vals, (lb_rep.row + M.R_P50) * 8, *M.pcts(lb_lat, util, idle_to, lb_wait))
+        PACK3(vals, (lb.row + M.S_P50) * 8, *M.pcts(lb_lat, 0.3, idle_to, lb_wait))
     vals[lb.row + M.S_READY + 1] = active
     vals[lb.row + M.S_READY + 2] = len(backends)
     M.record_service(vals, web, web_rps_total, web_err, web_lat, ready_webs, min(1.0, web_rps_total / max(1.0, ready_webs * 200.0)))

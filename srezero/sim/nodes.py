@@ -5,10 +5,10 @@ replica's requests.
 
 from __future__ import annotations
 
-from array import array
 from typing import TYPE_CHECKING
 
 from srezero.sim.clock import PER_TICK_H as _PER_TICK_H
+from srezero.sim.metrics import PACK10
 
 if TYPE_CHECKING:
     from srezero.sim.components import Node
@@ -83,11 +83,11 @@ def update_nodes(w: World, vals) -> None:
             mem_pct = mem_pct if mem_pct < 100.0 else 100.0
         else:
             cpu_pct = mem_pct = 0.0
-        vals[base : base + 10] = array("d", (
-            cpu_pct, mem_pct, r_used / r_cap * 100.0, d_used / d_cap * 100.0,
-            float(root.io_errors + data.io_errors), disk_lat,
-            node.nic_loss * 100.0 + (15.0 if node.nic_flapping else 0.0), conntrack, fds_used,
-            (1.0 - node.thermal_factor) * 100.0))
+        PACK10(vals, base * 8,
+               cpu_pct, mem_pct, r_used / r_cap * 100.0, d_used / d_cap * 100.0,
+               float(root.io_errors + data.io_errors), disk_lat,
+               node.nic_loss * 100.0 + (15.0 if node.nic_flapping else 0.0), conntrack, fds_used,
+               (1.0 - node.thermal_factor) * 100.0)
 
 
 def link_loss(node: Node) -> float:

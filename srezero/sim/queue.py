@@ -4,10 +4,10 @@ redelivery, dead letters, backlog and its age (Little's law), and per-worker met
 
 from __future__ import annotations
 
-from array import array
 from typing import TYPE_CHECKING
 
 from srezero.sim.clock import TICK_S
+from srezero.sim.metrics import PACK10
 from srezero.sim.nodes import link_loss
 
 if TYPE_CHECKING:
@@ -101,7 +101,7 @@ def queue_tick(w: World, published: float, db_lat: float, db_err_prev: float, db
         if rep.state != "Running":
             rep.rps = rep.err = rep.cpu = 0.0
             rep.err_causes = {"crash": 1.0} if rep.state == "CrashLoopBackOff" else {}
-            vals[base : base + 10] = array("d", (0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, rep.restarts))
+            PACK10(vals, base * 8, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, rep.restarts)
             continue
         net = lossy.get(rep.name, 0.0) if lossy else 0.0
         share = consumed * (1.0 - net) / working if working > 0 else 0.0
@@ -133,8 +133,8 @@ def queue_tick(w: World, published: float, db_lat: float, db_err_prev: float, db
         rep.err = err
         rep.cpu = cpu if cpu < wk_cpu_limit else wk_cpu_limit
         rep.err_causes = causes
-        vals[base : base + 10] = array("d", (share, err, proc_ms * 0.8, proc_ms * 1.9, proc_ms * 2.8, rep.cpu,
-                                             rep.mem_mb, wk_conns, 120.0, rep.restarts))
+        PACK10(vals, base * 8, share, err, proc_ms * 0.8, proc_ms * 1.9, proc_ms * 2.8, rep.cpu,
+               rep.mem_mb, wk_conns, 120.0, rep.restarts)
     if (lossy or faulty) and consumed > 0:
         wk_err = failed / consumed
     return (mq, mq_rep, mq_up, wk, workers_ready, incoming, depth, age, consumed, redeliver, copies, proc_s,
