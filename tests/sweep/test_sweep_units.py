@@ -265,6 +265,21 @@ def test_a_directory_named_like_a_temp_file_is_left_alone(tmp_path):
     assert (folder / "notes.tmp").is_dir() and not (folder / "seed-0000.json.123.tmp").exists()
 
 
+def test_a_second_sweep_into_a_busy_run_directory_is_refused_and_the_lock_goes_with_the_sweep(tmp_path):
+    """Two sweeps into one --out ran every pending episode twice and raced on the manifest and summary."""
+    from srezero.sweep.lock import LOCK, locked
+
+    args = ["sweep", "--tasks", "inc-001", "--agents", "random", "--seeds", "1", "--out", str(tmp_path),
+            "--no-progress"]
+    with locked(tmp_path):
+        res = CliRunner().invoke(cli, args)
+        assert res.exit_code == 1 and f"another sweep (process {os.getpid()}) is writing to {tmp_path}" in res.output
+        assert not records.record_paths(tmp_path)
+    res = CliRunner().invoke(cli, args)
+    assert res.exit_code == 0 and len(records.record_paths(tmp_path)) == 1, res.output
+    assert not (tmp_path / LOCK).exists()  # a finished sweep leaves no lock file in the run directory
+
+
 def test_two_tasks_whose_record_folders_would_coincide_are_refused(tmp_path):
     """Folder names map ':' to '_', so a generated variant and a file task named like it shared a folder,
     and each resumed from the other's records."""
