@@ -240,8 +240,8 @@ def recordable(action: Any) -> Any:
         if len(blob) > MAX_ACTION_CHARS:
             return _clipped(blob.decode())
         return orjson.loads(blob)
-    plain = json_safe(action)  # a "<TypeName>" string, or plain data whose repr has no address in it
-    return _clipped(plain if isinstance(plain, str) else repr(plain))
+    kept = json_safe(action)  # a "<TypeName>" string, or plain data whose repr has no address in it
+    return _clipped(kept if isinstance(kept, str) else repr(kept))
 
 
 def _clipped(text: str) -> str:
