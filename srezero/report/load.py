@@ -173,7 +173,8 @@ def read_records(run_dir: str | Path) -> tuple[dict[str, Any], list[tuple[Path, 
         manifest = layout.load_manifest(path) or {}
     except ValueError as exc:  # names the manifest and the field
         raise RunDirError(str(exc)) from None
-    if (path / layout.EPISODES).is_dir():  # a sweep's run directory
+    swept = (path / layout.EPISODES).is_dir()
+    if swept:  # a sweep's run directory
         try:
             records = [(p, layout.read_record(p)) for p in layout.record_paths(path)]
         except ValueError as exc:  # names the unreadable record
@@ -194,8 +195,9 @@ def read_records(run_dir: str | Path) -> tuple[dict[str, Any], list[tuple[Path, 
         if not records:
             raise RunDirError(f"{path}: only {live} {_LIVE}")
         print(f"note: skipped {live} {_LIVE}", file=sys.stderr)
-    for p, d in records:
-        _check_shape(p, d)
+    if not swept:  # read_record has checked a sweep's records, strictly
+        for p, d in records:
+            _check_shape(p, d)
     if not records:
         raise RunDirError(f"{path}: no episode records found (expected {layout.EPISODES}/<agent>/<task>/"
                           "seed-NNNN.json, as written by `srezero sweep --out DIR`)")
