@@ -8,6 +8,7 @@ from srezero.faults.base import FaultMeta, Param, Remedy, RootCause, Signal, reg
 from srezero.faults.common import Declared, baseline
 from srezero.faults.envelopes import healthy
 from srezero.sim import changes
+from srezero.sim.replication import start_report
 from srezero.sim.rng import stable_int
 
 if TYPE_CHECKING:
@@ -44,11 +45,9 @@ class ReplicaLag(Declared):
         self.original = w.services["database"].config[DELAY]
 
     def inject(self, w: World) -> None:
-        st = w.state
         w.services["database"].config[DELAY] = -1
         w.change("database", "config", changes.edit_line(w, DELAY, self.original, -1), w.author())
-        st.standby_query_s, st.standby_query_since = self.params["query_s"], w.now
-        st.standby_query_pid = 1000 + stable_int(w.seed, "report", int(w.now)) % 60000
+        start_report(w, self.params["query_s"])
 
     def neutralised(self, w: World) -> bool:
         return healthy(w, "database", DELAY, self.original)

@@ -2,7 +2,9 @@
 
 The standby replays the primary's writes as fast as its data disk allows; when it replays slower
 than the primary writes, the lag grows every tick, and it drains only once the standby keeps up. A
-long query on the standby holds replay back, up to ``max_standby_streaming_delay_s``. A standby
+long query on the standby holds replay back, up to ``max_standby_streaming_delay_s``, from the moment
+replay meets the first WAL record that conflicts with it (a vacuum's cleanup of rows the query reads,
+seconds to a minute after the query starts; the lag then grows by the second). A standby
 that is down or unreachable falls behind by the whole tick. A lossy link at either end delays the WAL
 stream by its retransmissions, so the standby is always a few seconds behind (WAL is a small stream:
 a lossy link still carries it, late); a flapping link also breaks the stream, which reconnects.
@@ -14,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from srezero.sim.clock import TICK_S
 from srezero.sim.nodes import link_loss
+from srezero.sim.rng import stable_int
 
 if TYPE_CHECKING:
     from srezero.sim.world import World
@@ -23,6 +26,17 @@ STANDBY_APPLY_WPS = 4000.0
 #: Seconds the WAL stream trails a link that loses everything it can (``link_loss`` 1): retransmission
 #: timeouts, backing off. Below the 5 s of lag a failover can lose without losing writes.
 LOSSY_STREAM_DELAY_S = 4.0
+
+
+def start_report(w: World, seconds: float) -> None:
+    """A long reporting query starts on the standby now and runs ``seconds``. Replay stalls at the
+    first conflicting record: 5-60 s later, a function of the world and the start (never a draw, so
+    a rerun after the agent terminates the report shifts no other random stream)."""
+    st = w.state
+    now = w.now
+    st.standby_query_s, st.standby_query_since = seconds, now
+    st.standby_query_pid = 1000 + stable_int(w.seed, "report", int(now)) % 60000
+    st.standby_stall_at = now + 5.0 + stable_int(w.spec.id, w.seed, "conflict", int(now)) % 5501 / 100.0
 
 
 def replicate(w: World, dbc: dict[str, Any], writes_per_s: float) -> None:
@@ -41,10 +55,12 @@ def replicate(w: World, dbc: dict[str, Any], writes_per_s: float) -> None:
         st.replication_lag_s += (writes_per_s - apply_cap) * TICK_S / max(apply_cap, 1.0)
     else:  # it catches up
         st.replication_lag_s = max(0.0, st.replication_lag_s - TICK_S * 0.5)
-    if st.standby_query_s > 0:  # replay waits for a conflicting standby query, up to the delay
+    waited = w.now - st.standby_stall_at
+    if st.standby_query_s > 0 and waited > 0:  # replay waits for a conflicting standby query, up to the delay
         delay = dbc["max_standby_streaming_delay_s"]
         hold = st.standby_query_s if delay < 0 else min(float(delay), st.standby_query_s)
+        held = waited if waited < hold else hold  # replay stopped at the conflict: lag grows by the second
         lag = st.replication_lag_s
-        st.replication_lag_s = min(hold, lag + TICK_S) if hold > lag else max(hold, lag - TICK_S * 10.0)
+        st.replication_lag_s = held if held > lag else max(held, lag - TICK_S * 10.0)
     if lost and st.replication_lag_s < lost * LOSSY_STREAM_DELAY_S:
         st.replication_lag_s = lost * LOSSY_STREAM_DELAY_S

@@ -61,6 +61,7 @@ class ModelState:
     standby_query_s: float = 0.0  # a long query on the standby that conflicts with WAL replay
     standby_query_pid: int = 0
     standby_query_since: float = 0.0
+    standby_stall_at: float = 0.0  # when replay met the first WAL record that conflicts with that query
     wal_gb_per_write: float = 2.5e-5  # GB of WAL per database write (retained by inactive slots)
     vacuum_until: float = -1.0  # a manual VACUUM runs until then; FULL holds an exclusive lock
     vacuum_full: bool = False

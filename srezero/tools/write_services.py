@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable, Generator
 from typing import TYPE_CHECKING, Annotated, Any, Literal
 
-from srezero.sim.rng import stable_int
+from srezero.sim.replication import start_report
 from srezero.tools import consoles
 from srezero.tools.consoles import SCHEMA, db_sessions, head_message_ids
 from srezero.tools.registry import ToolError, ToolOutput, tool
@@ -54,8 +54,7 @@ def terminate_session(ctx: ToolContext,
         st.standby_query_s, st.standby_query_pid = 0.0, 0
 
         def rerun() -> None:  # the dashboard refresh runs the report again
-            st.standby_query_s, st.standby_query_since = held, w.now
-            st.standby_query_pid = 1000 + stable_int(w.seed, "report", int(w.now)) % 60000
+            start_report(w, held)
 
         _later(w, REPORT_RERUN_S, rerun)
         return done
