@@ -7,8 +7,13 @@ column in one numpy operation, which is what keeps a tick cheap.
 
 from __future__ import annotations
 
+import math
 import struct
 from typing import TYPE_CHECKING
+
+import numpy as np
+
+from srezero.sim.clock import TICK_S
 
 if TYPE_CHECKING:
     from srezero.sim.components import Replica, Service
@@ -77,6 +82,10 @@ NOISE_SIGMA = {
     "conntrack_used": 0.03,
     "queue_depth": 0.05,
 }
+#: Ratios measured by counting requests over a scrape (:func:`counted`): their noise is the sampling error
+#: of that count, so it shrinks with traffic and vanishes at 0 and 1. Each sits right after its
+#: ``request_rate`` in every layout, which holds the count.
+COUNTED = ("error_rate",)
 #: Upper bounds that measurement noise must not push a metric past (a 100% CPU reads 100, not 104).
 NOISE_CEILING = {"hit_ratio": 1.0, "cpu_util_pct": 100.0, "memory_used_pct": 100.0}
 
@@ -132,3 +141,28 @@ def record_service(vals, svc: Service, rps: float, err: float, lat: float, ready
     base = svc.row
     u = util if util < 0.98 else 0.98
     PACK6(vals, base * 8, rps, err, lat * 0.8, lat * (1.7 + 1.5 * u), lat * (2.4 + 3.0 * u), ready)
+
+
+def counted(ratio: np.ndarray, rps: np.ndarray, z: np.ndarray) -> np.ndarray:
+    """A ratio as a metrics pipeline measures it: failed requests counted among the requests of one
+    scrape (``rps`` x :data:`TICK_S`, whole requests), drawn from the binomial about the true ratio
+    (its normal approximation, ``z`` standard normals) and rounded to whole requests. Fewer than one
+    request in the scrape, or a ratio of 0 or 1, is measured as it is. :func:`counted_one` is the same
+    for one value, to the bit."""
+    n = np.rint(rps * TICK_S)
+    out = ratio.copy()
+    use = (n >= 1.0) & (ratio > 0.0) & (ratio < 1.0)
+    if use.any():
+        p, m = ratio[use], n[use]
+        k = np.rint(p * m + z[use] * np.sqrt(m * p * (1.0 - p)))
+        out[use] = np.minimum(np.maximum(k, 0.0), m) / m
+    return out
+
+
+def counted_one(ratio: float, rps: float, z: float) -> float:
+    """:func:`counted` for one sample (the alert rules' per-tick evaluation), with the same arithmetic."""
+    n = round(rps * TICK_S)
+    if n < 1 or ratio <= 0.0 or ratio >= 1.0:
+        return ratio
+    k = round(ratio * n + z * math.sqrt(n * ratio * (1.0 - ratio)))
+    return min(max(k, 0), n) / n

@@ -49,7 +49,8 @@ EPOCH = dt.datetime(2026, 3, 2, 8, 0, tzinfo=dt.UTC)
 PROBE_DROP = 0.1
 #: Ticks that settle the model's smoothed state on a healthy system before the probe
 SETTLE_TICKS = 2
-_PER_METRIC = {"sigma": (M.NOISE_SIGMA, 0.0), "ceiling": (M.NOISE_CEILING, float("inf"))}
+_PER_METRIC = {"sigma": (M.NOISE_SIGMA, 0.0), "ceiling": (M.NOISE_CEILING, float("inf")),
+               "counted": (dict.fromkeys(M.COUNTED, 1.0), 0.0)}
 
 
 #: size of the measurement-noise table (a prime, so index hashes spread over all of it)
@@ -70,16 +71,16 @@ def noise_table() -> tuple[np.ndarray, list[float]]:
 
 
 @functools.lru_cache(maxsize=128)
-def _row_table(which: str, n_nodes: int, n_replicas: int, n_rows: int) -> np.ndarray:
+def _row_table(which: str, n_nodes: int, n_rows: int) -> np.ndarray:
     """A per-metric constant (``sigma``: measurement-noise sigma; ``ceiling``: the bound noise may
-    not cross) laid out per row (services, nodes, the initial replicas; spare rows get the default:
-    exact, unbounded). Shared between worlds of the same shape, so read-only."""
+    not cross; ``counted``: 1 for a ratio measured by counting, :func:`srezero.sim.metrics.counted`)
+    laid out per row: services, nodes, then replicas up to ``n_rows`` (the spare rows of replicas yet
+    to start are measured as any replica's). Shared between worlds of the same shape, so read-only."""
     values, default = _PER_METRIC[which]
     per = [values.get(m, default) for kind in SERVICE_KINDS for m in M.metric_names(kind)]
     per += [values.get(m, default) for m in M.NODE_METRICS] * n_nodes
-    per += [values.get(m, default) for m in M.REPLICA_METRICS] * n_replicas
-    table = np.full(n_rows, default)
-    table[: len(per)] = per
+    per += [values.get(m, default) for m in M.REPLICA_METRICS] * ((n_rows - len(per)) // len(M.REPLICA_METRICS))
+    table = np.array(per, dtype=np.float64)
     table.setflags(write=False)
     return table
 
@@ -200,9 +201,7 @@ class World:
         self._next_replica_row = n
         for rep in self.replica_list:
             self._assign_rows(rep)
-        self._table_shape = (len(self.topo.nodes), len(self.replica_list))
-        self._sigma = _row_table("sigma", *self._table_shape, self.n_rows)
-        self._ceiling = _row_table("ceiling", *self._table_shape, self.n_rows)
+        self._measurement_tables()
 
     def _assign_rows(self, rep: Replica) -> None:
         width = len(M.REPLICA_METRICS)
@@ -218,8 +217,13 @@ class World:
         self.n_rows += extra
         self.buf = np.concatenate([self.buf, np.zeros((extra, self.buf.shape[1]))], axis=0)
         self.vals.extend(array("d", bytes(8 * extra)))
-        self._sigma = _row_table("sigma", *self._table_shape, self.n_rows)
-        self._ceiling = _row_table("ceiling", *self._table_shape, self.n_rows)
+        self._measurement_tables()
+
+    def _measurement_tables(self) -> None:
+        shape = (len(self.topo.nodes), self.n_rows)
+        self._sigma = _row_table("sigma", *shape)
+        self._ceiling = _row_table("ceiling", *shape)
+        self._counted = _row_table("counted", *shape)
 
     @classmethod
     def build(cls, spec: TaskSpec, seed: int) -> World:
@@ -390,15 +394,27 @@ class World:
         return topology.AUTHORS[int(self.rng_surface.integers(0, len(topology.AUTHORS)))]
 
     def series(self, row: int, c0: int, c1: int, noisy: bool = True) -> np.ndarray:
-        """Columns ``c0..c1`` (inclusive) of one row, with deterministic measurement noise."""
+        """Columns ``c0..c1`` (inclusive) of one row as the metrics pipeline measured them: with
+        deterministic measurement noise, the same for every reader (``noisy=False``: the true values).
+        Most metrics read within a relative sigma of the truth; a counted ratio (error_rate) reads as
+        failures counted among the scrape's requests (:func:`srezero.sim.metrics.counted`)."""
         data = self.buf[row, c0 : c1 + 1]
+        if not noisy:
+            return data.copy()
         sigma = self._sigma[row]
-        if not noisy or sigma == 0.0:
+        counted = self._counted[row]
+        if sigma == 0.0 and not counted:
             return data.copy()
         idx = (np.arange(c0, c1 + 1) * 7919 + (row * 104729 + self.noise_offset)) % NOISE_TABLE_SIZE
+        if counted:  # the request rate sits in the row before (srezero.sim.metrics.COUNTED)
+            return M.counted(data, self.buf[row - 1, c0 : c1 + 1], noise_table()[0][idx])
         noisy_data = data * (1.0 + sigma * noise_table()[0][idx])
         ceiling = self._ceiling[row]
         return np.minimum(noisy_data, ceiling) if ceiling != float("inf") else noisy_data
+
+    def measured(self, row: int) -> float:
+        """The latest sample of a row as :meth:`series` measures it."""
+        return float(self.series(row, self.col, self.col)[0])
 
     def col_at(self, t: float) -> int:
         return max(0, min(self.col, int(t // TICK_S)))

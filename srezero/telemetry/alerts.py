@@ -1,12 +1,25 @@
-"""Alert rules evaluated on metrics each tick, and the alert book the ``get_alerts`` tool reads."""
+"""Alert rules evaluated on metrics each tick, and the alert book the ``get_alerts`` tool reads.
+
+Rules see what the metrics pipeline measured, as a rule engine evaluating scraped series does: each
+value carries the measurement noise ``query_metrics`` shows for that sample
+(:meth:`srezero.sim.world.World.series`), so an alert's quoted value is one an engineer finds on the
+dashboard, and a series hovering at a threshold may flap where its true value would not.
+"""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from srezero.sim.metrics import counted_one
+
 if TYPE_CHECKING:
+    import numpy as np
+
     from srezero.sim.world import World
+
+#: Columns of measurement noise an alert book draws at a time
+NOISE_CHUNK = 32
 
 OPS = {">": float.__gt__, "<": float.__lt__, ">=": float.__ge__, "<=": float.__le__}
 
@@ -86,33 +99,73 @@ class AlertBook:
         self._sthr = self._thr * self._sign
         self._computed = [i for i, (_, _, row) in enumerate(self._targets) if row is None]
         self._computed_idx = np.array(self._computed, dtype=np.intp)  # a list index is converted on every use
+        # measurement noise, as World.series draws it: a sample's normal is indexed by column and row
+        from srezero.sim.world import NOISE_TABLE_SIZE, noise_table
+
+        self._z = noise_table()[0]
+        self._n_table = NOISE_TABLE_SIZE
+        self._row_key = self._rows * 104729 + world.noise_offset
+        self._chunk0 = -NOISE_CHUNK  # the first column of the noise drawn ahead (none yet)
+        measured = np.array([row is not None for _, _, row in self._targets])
+        self._sigma = np.where(measured, world._sigma[self._rows], 0.0)
+        ceiling = np.where(measured, world._ceiling[self._rows], np.inf)
+        self._ceiling = ceiling if np.isfinite(ceiling).any() else None
+        #: counted ratios (error rates): (target index, its row, the row of its request rate)
+        self._counted = [(int(i), int(self._rows[i]), int(self._rows[i]) - 1)
+                         for i in np.flatnonzero(measured & (world._counted[self._rows] > 0))]
         self._keys = [(r.name, e) for r, e, _ in self._targets]
         self._pending_i: dict[int, float] = {}
         self.active: dict[tuple[str, str], AlertInstance] = {}
         self.history: list[AlertInstance] = []
 
-    def _value(self, ent: str, metric: str, row: int | None) -> float:
-        if row is not None:
-            return self.world.vals[row]
+    def _computed_value(self, ent: str, metric: str) -> float:
+        """A rule's value that no series holds (crash-looping pods)."""
         if metric == "crashlooping":
             return float(sum(1 for r in self.world.services[ent].replicas if r.state == "CrashLoopBackOff"))
         return 0.0
 
-    def evaluate(self) -> None:
-        """Vectorised: compare every rule's value at once, then walk only breached or pending rules."""
+    def values(self) -> np.ndarray:
+        """Every rule target's value this tick, as measured (:meth:`World.series` of its row at the
+        current column, to the bit), or computed from pod states."""
         np = self._np
         w = self.world
-        now = w.env.now
         values = np.frombuffer(w.vals)[self._rows]
+        k = w.col - self._chunk0
+        if not 0 <= k < NOISE_CHUNK:
+            self._draw_ahead(w.col)
+            k = 0
+        if self._counted:
+            vals = w.vals
+            for (i, row, rps_row), z in zip(self._counted, self._counted_z[k]):
+                values[i] = counted_one(vals[row], vals[rps_row], z)
+        values *= self._factor_ahead[k]  # as World.series: value * (1 + sigma * z), then the ceiling
+        if self._ceiling is not None:
+            np.minimum(values, self._ceiling, out=values)
         if self._computed:  # crash-loop counts: usually zero everywhere, so check once, not per service
             for r in w.replica_list:  # a plain loop: any() over a generator costs three times as much
                 if r.state == "CrashLoopBackOff":
                     for i in self._computed:
                         rule, ent, _ = self._targets[i]
-                        values[i] = self._value(ent, rule.metric, None)
+                        values[i] = self._computed_value(ent, rule.metric)
                     break
             else:
                 values[self._computed_idx] = 0.0
+        return values
+
+    def _draw_ahead(self, col: int) -> None:
+        """Each target's normals and noise factors for :data:`NOISE_CHUNK` columns from ``col``: one
+        vectorised draw instead of one per tick."""
+        np = self._np
+        cols = np.arange(col, col + NOISE_CHUNK)[:, None]
+        z_ahead = self._z[(cols * 7919 + self._row_key[None, :]) % self._n_table]
+        self._factor_ahead = 1.0 + z_ahead * self._sigma
+        self._counted_z = z_ahead[:, [i for i, _, _ in self._counted]].tolist()
+        self._chunk0 = col
+
+    def evaluate(self) -> None:
+        """Vectorised: compare every rule's value at once, then walk only breached or pending rules."""
+        now = self.world.env.now
+        values = self.values()
         hot = ((values * self._sign) > self._sthr).nonzero()[0].tolist()
         pending = self._pending_i
         active = self.active
@@ -149,8 +202,8 @@ class AlertBook:
             rule = Rule(name, "critical", "load_balancer", "error_rate", ">", 0.0, 0, "alert fired")
             ent = "load_balancer"
         row = self.world.row_of.get((ent, rule.metric))
-        inst = AlertInstance(name, rule.severity, ent, rule.summary.format(value=self._value(ent, rule.metric, row)),
-                             self.world.env.now)
+        value = self.world.measured(row) if row is not None else self._computed_value(ent, rule.metric)
+        inst = AlertInstance(name, rule.severity, ent, rule.summary.format(value=value), self.world.env.now)
         self.active[(name, ent)] = inst
         self.history.append(inst)
 

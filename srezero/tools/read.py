@@ -322,8 +322,8 @@ def wait(ctx: ToolContext,
             w.advance(min(end, (w.col + 1) * TICK_S + 1.0) - w.now)
             value = _latest(w, row)
         head, data = watch_answer(round(w.now - start, 3), seconds, cut, target, metric, value, bound, is_below)
-    err = w.vals[w.row_of[("load_balancer", "error_rate")]]
-    p99 = w.vals[w.row_of[("load_balancer", "latency_p99_ms")]]
+    err = _latest(w, w.row_of[("load_balancer", "error_rate")])
+    p99 = _latest(w, w.row_of[("load_balancer", "latency_p99_ms")])
     firing = sorted({a.name for a in w.alerts.listing(w.now) if a.firing})
     return ToolOutput(f"{head}; edge error ratio {err:.2%}, p99 {p99:.0f} ms; "
                       f"firing alerts: {', '.join(firing) or 'none'}", data)
@@ -331,7 +331,7 @@ def wait(ctx: ToolContext,
 
 def _latest(w: World, row: int) -> float:
     """The latest sample of a row as query_metrics shows it (measurement noise included)."""
-    return round(float(w.series(row, w.col, w.col)[0]), 6)
+    return round(w.measured(row), 6)
 
 
 #: The most unbounded repeats a pattern may hold: each one multiplies the backtracking over a line that
