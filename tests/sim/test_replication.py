@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import srezero
-from srezero.sim.clock import TICK_S
 from srezero.sim.world import World
 
 SEEDS = range(6)

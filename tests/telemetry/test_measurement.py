@@ -25,7 +25,7 @@ def test_a_counted_ratio_is_whole_failures_among_the_scrapes_requests_drawn_abou
     assert np.all(np.abs(got * n - np.rint(got * n)) < 1e-6)  # k / n: whole requests
     assert got.mean() == pytest.approx(0.12, abs=3e-4)
     assert got.std() == pytest.approx(math.sqrt(0.12 * 0.88 / n), rel=0.05)
-    assert 0.0 <= got.min() and got.max() <= 1.0
+    assert got.min() >= 0.0 and got.max() <= 1.0
     # no errors, all errors, and a scrape without a whole request are measured as they are
     edge = np.array([0.0, 1.0, 0.3, 0.3])
     assert M.counted(edge, np.array([200.0, 200.0, 0.01, 0.0]), np.full(4, 2.5)).tolist() == [0.0, 1.0, 0.3, 0.3]
@@ -90,7 +90,7 @@ def test_the_page_quotes_the_measured_sample_that_fired_it(task: str) -> None:
     _, info = env.reset()
     w = env.world
     alert = next(a for a in w.alerts.history if a.name == w.spec.alert.name)
-    rule, entity, row = next(t for t in w.alerts._targets if t[0].name == alert.name and t[1] == alert.entity)
+    rule, _, row = next(t for t in w.alerts._targets if t[0].name == alert.name and t[1] == alert.entity)
     assert not w.page_forced and alert.started_at == w.t_page - TICK_S  # the latest tick fired it
     assert info["briefing"]["page"].endswith(rule.summary.format(value=w.measured(row)))
     if w._sigma[row] or w._counted[row]:  # (queue age and replication lag are read exactly)
