@@ -57,6 +57,8 @@ class ModelState:
     db_scan_cost: float = 1.0  # query cost multiplier while that index is missing
     db_bloat_table: str = "events"  # the table whose dead tuples db_dead_tuple_pct counts
     db_lock_pid: int = 0  # backend pid of an open transaction holding locks (0: none)
+    db_background_ended: int = 0  # which background sessions the agent terminated (bits: srezero.tools.consoles)
+    exporter_reconnects: int = 0  # times the agent cut the metrics exporters' sessions
     db_lock_since: float = 0.0
     standby_query_s: float = 0.0  # a long query on the standby that conflicts with WAL replay
     standby_query_pid: int = 0

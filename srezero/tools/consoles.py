@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 from srezero.sim.rng import stable_int
+from srezero.sim.topology import AUTHORS
 from srezero.tools.registry import ToolOutput, tool
 
 if TYPE_CHECKING:
@@ -29,6 +30,10 @@ SCHEMA: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
 LOCK_QUERY = "UPDATE orders SET status = 'archived' WHERE created_at < now() - interval '2 years'"
 REPORT_QUERY = "SELECT date_trunc('day', o.created_at), sum(i.price * i.quantity) FROM orders o JOIN order_items i " \
                "ON i.order_id = o.id GROUP BY 1 ORDER BY 1"
+DUMP_QUERY = "COPY public.events (id, created_at, kind, payload, customer_id) TO stdout;"
+PEEK_QUERY = "SELECT status, count(*) FROM orders WHERE created_at > now() - interval '1 day' GROUP BY 1"
+#: Background sessions (bits of ``ModelState.db_background_ended`` once the agent ends one)
+DUMP, PEEK = 1, 2
 HOT_KEYS = ("session:*", "cart:*", "product:*", "price:*", "user:*", "ratelimit:*")
 
 
@@ -39,6 +44,31 @@ def _pid(w: World, *parts: object) -> int:
 def _age(seconds: float) -> str:
     s = int(max(0.0, seconds))
     return f"{s // 3600:02d}:{s % 3600 // 60:02d}:{s % 60:02d}"
+
+
+def background_sessions(w: World) -> list[dict[str, Any]]:
+    """The benign long-lived backends a production database has some of on any day: the metrics
+    exporter on each node (always), a colleague's psql left idle after a look at the orders (half the
+    worlds), the nightly logical backup in its long COPY (two thirds of the worlds, while it runs).
+    They depend on the world alone, never on a fault, so an odd session is no culprit by itself: the
+    locks and replication views say who blocks whom. Ending one is a wrong write with a cost
+    (srezero.tools.write_services.terminate_session)."""
+    st = w.state
+    now = w.now
+    primary, standby = w.topo.db_primary(), w.topo.db_standby()
+    rows = [{"node": node.name, "pid": _pid(w, "exporter", node.name, st.exporter_reconnects), "user": "monitor",
+             "app": "postgres_exporter", "state": "idle", "age": 0.0, "wait": "",
+             "query": "SELECT * FROM pg_stat_database"} for node in (primary, standby)]
+    h = stable_int(w.spec.id, w.seed, "db-background")
+    if h % 2 and not st.db_background_ended & PEEK:
+        user = AUTHORS[h // 2 % 8]  # a person, not a bot
+        rows.append({"node": (primary, standby)[h // 16 % 2].name, "pid": _pid(w, "psql", user), "user": user,
+                     "app": "psql", "state": "idle", "age": 0.0, "wait": "", "query": PEEK_QUERY})
+    start = h // 32 % (w.history_cols * 30 + 900)  # from the first sample to 15 min after the last
+    if h // 7 % 3 and start <= now < start + 2400 + h // 97 % 3600 and not st.db_background_ended & DUMP:
+        rows.append({"node": primary.name, "pid": _pid(w, "pg_dump", start), "user": "backup", "app": "pg_dump",
+                     "state": "active", "age": now - start, "wait": "", "query": DUMP_QUERY})
+    return rows
 
 
 def db_sessions(w: World) -> list[dict[str, Any]]:
@@ -73,6 +103,8 @@ def db_sessions(w: World) -> list[dict[str, Any]]:
     if st.standby_query_s > 0 and st.standby_query_pid:
         rows.append({"node": standby.name, "pid": st.standby_query_pid, "user": "reporting", "app": "metabase",
                      "state": "active", "age": now - st.standby_query_since, "wait": "", "query": REPORT_QUERY})
+    rows += background_sessions(w)
+    rows.sort(key=lambda r: (r["node"], r["pid"]))  # as psql orders them here: where a row is says nothing
     return rows
 
 
@@ -80,9 +112,9 @@ def _database(w: World, view: str) -> str:
     st = w.state
     dbc = w.services["database"].config
     if view == "activity":
-        lines = [f"{'NODE':12} {'PID':>6} {'USER':10} {'APPLICATION':14} {'STATE':20} {'XACT AGE':9} {'WAIT':20} QUERY"]
+        lines = [f"{'NODE':12} {'PID':>6} {'USER':10} {'APPLICATION':17} {'STATE':20} {'XACT AGE':9} {'WAIT':20} QUERY"]
         for r in db_sessions(w):
-            lines.append(f"{r['node']:12} {r['pid']:>6} {r['user']:10} {r['app']:14} {r['state']:20} "
+            lines.append(f"{r['node']:12} {r['pid']:>6} {r['user']:10} {r['app']:17} {r['state']:20} "
                          f"{_age(r['age']):9} {r['wait']:20} {r['query'][:70]}")
         return "\n".join(lines)
     if view == "locks":

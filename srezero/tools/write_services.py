@@ -65,6 +65,14 @@ def terminate_session(ctx: ToolContext,
     elif row["user"] == "app":
         rep = w.topo.replicas.get(row["app"])
         w.collateral_errors += (rep.rps if rep is not None else 0.0) * 0.2  # its in-flight requests fail
+    elif row["app"] == "postgres_exporter":  # it reconnects at once: a new backend, one failed scrape
+        st.exporter_reconnects += 1
+    elif row["app"] == "pg_dump":  # the night's logical backup is lost; it runs again tomorrow
+        st.db_background_ended |= consoles.DUMP
+        w.emit("Warning", "BackupFailed", "database", "nightly logical backup failed: pg_dump: error: Dumping the "
+               'contents of table "events" failed: server closed the connection unexpectedly')
+    elif row["query"] == consoles.PEEK_QUERY:  # a colleague's idle session: they lose their prompt, nothing else
+        st.db_background_ended |= consoles.PEEK
     else:
         st.replication_lag_s += 20.0  # the walsender restarts; the standby reconnects
     return done

@@ -213,3 +213,42 @@ def test_the_cache_uptime_is_the_pods_age_and_restarts_with_it() -> None:
     assert _do(env, "restart", target="cache").ok
     _do(env, "wait", seconds=60)
     assert 0 < uptime() < 120
+
+
+def _sessions(env) -> list[list[str]]:
+    return [line.split(None, 8) for line in _do(env, "inspect_database", view="activity").text.splitlines()[2:]]
+
+
+def test_a_production_database_has_background_sessions_whatever_the_incident() -> None:
+    """An audit: a healthy database listed only the app's pools and the walsender, so any other
+    session was the fault's (a lock holder, a VACUUM, a standby report)."""
+    import srezero
+
+    peeks = dumps = 0
+    for seed in range(12):
+        env = srezero.make("inc-011", seed=seed)  # a false alarm: nothing is broken
+        env.reset()
+        apps = [row[3] for row in _sessions(env)]
+        assert apps.count("postgres_exporter") == 2
+        peeks += "psql" in apps
+        dumps += "pg_dump" in apps
+    assert 0 < peeks < 12 and 0 < dumps < 12  # which ones a world has depends on the world alone
+
+
+def test_ending_a_background_session_costs_something_and_cures_nothing() -> None:
+    for seed in range(20):
+        env, w, f = _fault("lock_contention", seed)
+        by_app = {row[3]: int(row[1]) for row in _sessions(env) if row[2] not in ("app", "replicator", "ops")}
+        if {"pg_dump", "psql", "postgres_exporter"} <= set(by_app):
+            break
+    else:
+        raise AssertionError("no seed with a backup and an idle psql")
+    for app in ("pg_dump", "psql", "postgres_exporter"):
+        assert _do(env, "terminate_session", pid=by_app[app]).ok
+        assert env.st.writes[-1].reason == "addresses no root cause" and w.state.db_lock_ms > 0
+    apps = [row[3] for row in _sessions(env)]
+    assert "pg_dump" not in apps and "psql" in apps  # (the lock holder is a psql too)
+    assert by_app["postgres_exporter"] not in [int(row[1]) for row in _sessions(env)]  # it reconnected ...
+    assert apps.count("postgres_exporter") == 2  # ... at once
+    assert any(e.reason == "BackupFailed" for e in w.events)
+    assert sum(row[3] == "psql" for row in _sessions(env)) == 1  # only the lock holder's
