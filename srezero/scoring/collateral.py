@@ -27,6 +27,7 @@ import numpy as np
 
 from srezero.scoring.mitigation import settle_s, slo_limits, slo_rows, start_probes
 from srezero.sim.clock import TICK_S
+from srezero.sim.dispose import dispose
 
 if TYPE_CHECKING:
     from srezero.sim.world import World
@@ -96,4 +97,6 @@ def measure(actual: World, spec: TaskSpec, seed: int, steps: list[dict[str, Any]
     if not wrong_steps:
         return {"method": "no_wrong_writes", **ZERO, "writes_removed": 0}
     cf = replay(spec, seed, steps, set(wrong_steps), invalid_cost_s)
-    return {"method": "counterfactual", **compare(actual, cf, col0), "writes_removed": len(wrong_steps)}
+    impact = compare(actual, cf, col0)
+    dispose(cf)  # nobody else holds the counterfactual: freed now, not by a later garbage collection
+    return {"method": "counterfactual", **impact, "writes_removed": len(wrong_steps)}

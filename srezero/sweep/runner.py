@@ -162,12 +162,19 @@ def episode_record(spec: Any, thash: str, agent: AgentSpec, seed: int, max_steps
     """Run one episode and return its full record (nothing raised: failures become a status)."""
     from srezero.agents.runner import run_episode
     from srezero.episode import Episode
+    from srezero.sim.dispose import dispose
 
     try:
         bot = agent.create()
     except Exception as exc:  # a broken agent constructor is that agent's failure, not the sweep's
         bot = _Broken(f"{type(exc).__name__}: {exc}")
-    record = run_episode(Episode(spec, seed, reward=rec.REWARD), bot, seed, max_steps=max_steps, catch=True)
+    env = Episode(spec, seed, reward=rec.REWARD)
+    record = run_episode(env, bot, seed, max_steps=max_steps, catch=True)
+    # Nobody else holds this episode: cut its cycles (the world's, and the episode's with its tool
+    # context) so both are freed now rather than by a garbage collection during later episodes.
+    if env.world is not None:
+        dispose(env.world)
+    vars(env).clear()
     record.update({"schema": rec.SCHEMA, "agent": agent.label, "agent_name": agent.name, "task_hash": thash})
     return record
 
