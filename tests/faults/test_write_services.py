@@ -237,7 +237,7 @@ def test_a_production_database_has_background_sessions_whatever_the_incident() -
 
 def test_ending_a_background_session_costs_something_and_cures_nothing() -> None:
     for seed in range(20):
-        env, w, f = _fault("lock_contention", seed)
+        env, w, _ = _fault("lock_contention", seed)
         by_app = {row[3]: int(row[1]) for row in _sessions(env) if row[2] not in ("app", "replicator", "ops")}
         if {"pg_dump", "psql", "postgres_exporter"} <= set(by_app):
             break
