@@ -61,7 +61,8 @@ def _range(p: Any) -> str:
     if p.lo is not None or p.hi is not None:
         lo = "" if p.lo is None else f"{p.lo:g}"
         hi = "" if p.hi is None else f"{p.hi:g}"
-        return f"{lo} .. {hi}"
+        spread = f"; each world moves it by up to ±{p.spread:.0%}" if p.spread else ""
+        return f"{lo} .. {hi}{spread}"
     return ""
 
 

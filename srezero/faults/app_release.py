@@ -23,7 +23,8 @@ class BadDeploy(Declared):
     meta = FaultMeta(
         name="bad_deploy", layer="application", category="code_defect", targets=("service:web_server",),
         description="a release that raises unhandled exceptions on some endpoints",
-        params=(Param("error_rate", float, 0.12, lo=0.03, hi=0.9, description="share of requests that hit the bug"),),
+        params=(Param("error_rate", float, 0.12, lo=0.03, hi=0.9, spread=0.3,
+                      description="share of requests that hit the bug"),),
         signals=(Signal("search_logs", "service", pattern="Unhandled exception", description="the exceptions"),
                  Signal("get_changes", "any", pattern="<version>", description="the release that started it"),
                  Signal("get_traces", "service", args=(("errors_only", True),), pattern="unhandled exception",
@@ -136,7 +137,8 @@ class FeatureFlagBug(Declared):
     meta = FaultMeta(
         name="feature_flag_bug", layer="application", category="code_defect", targets=("service:web_server",),
         description="a feature flag switched on that exercises a latent bug in the running release",
-        params=(Param("error_rate", float, 0.15, lo=0.03, hi=0.9, description="share of requests on the flagged path"),),
+        params=(Param("error_rate", float, 0.15, lo=0.03, hi=0.9, spread=0.3,
+                      description="share of requests on the flagged path"),),
         signals=(Signal("get_changes", "any", pattern=r"feature_flag\.<flag>: (False|false) -> (True|true)",
                         description="the flag flip"),
                  Signal("get_config", "service", pattern=r"feature_flag\.<flag> = true", description="the flag is on"),

@@ -27,6 +27,7 @@ from srezero.errors import DeclarationError, did_you_mean
 # re-exported: fault modules build detail tokens with these, next to the rest of this module's API
 from srezero.faults.detail_words import direction_tokens as direction_tokens
 from srezero.faults.detail_words import value_tokens as value_tokens
+from srezero.sim.rng import stable_int
 
 if TYPE_CHECKING:
     from srezero.sim.world import World
@@ -70,6 +71,23 @@ class Param:
     hi: float | None = None
     description: str = ""
     choices: tuple[Any, ...] = ()
+    #: How far each world moves the task's value, as a share of it (0.3: from 0.7x to 1.3x, kept in
+    #: [lo, hi]). For parameters the world's workload sets, such as the share of requests that reach a
+    #: bug: it depends on the traffic mix, and a value read off the page must not name the task.
+    spread: float = 0.0
+
+    def in_world(self, value: Any, *key: object) -> Any:
+        """``value`` as the world keyed by ``key`` sees it: moved by a seeded factor within ``spread``.
+        The factor is a stable hash, not a draw, so it shifts no random stream."""
+        if not self.spread or not isinstance(value, float | int) or isinstance(value, bool):
+            return value
+        u = stable_int(*key, "param", self.name) % 10_001 / 10_000.0
+        v = value * (1.0 + self.spread * (2.0 * u - 1.0))
+        if self.lo is not None:
+            v = max(v, self.lo)
+        if self.hi is not None:
+            v = min(v, self.hi)
+        return round(v) if self.type is int else round(v, 4)
 
     def type_problem(self, value: Any) -> str | None:
         """What is wrong with the type of ``value`` (as TOML gives it) for this parameter, or None."""
@@ -280,6 +298,8 @@ class Fault:
         self.index = index
         self.target = resolve_target(w, spec.target, index)
         self.params = self.resolve_params(spec.params)
+        for p in self.meta.params:
+            self.params[p.name] = p.in_world(self.params[p.name], w.spec.id, w.seed, index)
         self.onset = spec.at
         self.injected = False
         self.injected_at: float | None = None
@@ -426,7 +446,7 @@ def info(cls: type[Fault]) -> FaultInfo:
     return FaultInfo(
         name=m.name, layer=m.layer, category=m.category, targets=list(m.targets), description=m.description,
         params=[{"name": p.name, "type": p.type.__name__, "default": p.default, "min": p.lo, "max": p.hi,
-                 "choices": list(p.choices), "description": p.description} for p in m.params],
+                 "choices": list(p.choices), "spread": p.spread, "description": p.description} for p in m.params],
         signals=[{"tool": s.tool, "on": s.on, "args": dict(s.args), "pattern": s.pattern, "description": s.description}
                  for s in m.signals],
         remedies=[{"tool": r.tool, "description": r.description} for r in m.remedies],

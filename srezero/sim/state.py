@@ -78,7 +78,7 @@ class ModelState:
     mq_ack_flush_s: float = 1.0  # ... or after this long, whichever comes first
     mq_fail_frac: float = 0.0  # share of jobs that fail every attempt (normally dead-lettered)
     mq_cycling: float = 0.0  # failed jobs the full dead-letter queue refused: they loop forever
-    slow_req_frac: float = 0.1  # share of requests in the slow tail (exports, reports) ...
+    slow_req_frac: float = 0.1  # share of requests in the slow tail (exports, reports; per world) ...
     slow_req_ms: float = 3000.0  # ... with this mean duration
     sticky_skew: float = 0.6  # with sticky sessions, the share of traffic pinned to one backend
 

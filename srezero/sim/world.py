@@ -166,6 +166,10 @@ class World:
         st.db_base_lat_ms = float(r.uniform(2.0, 4.0))
         st.worker_proc_ms = float(r.uniform(40, 80))
         st.db_dead_tuple_pct = float(r.uniform(2, 5))
+        # the slow tail (exports, reports) is the workload's own: hashed, so no stream moves for it
+        tail = stable_int(self.spec.id, self.seed, "slow tail")
+        st.slow_req_frac = 0.10 + tail % 501 / 10_000.0
+        st.slow_req_ms = 3000.0 + tail // 501 % 1001
         # Size capacities from the seeded load so every seed runs at realistic utilisation:
         # web tier 30-45 % busy, database 28-36 %, worker pool well ahead of the queue.
         web = self.services["web_server"]

@@ -116,3 +116,16 @@ def test_no_page_reads_the_same_on_every_seed_but_a_total_outage() -> None:
             same[info.id] = next(iter(pages))
     assert same and all(re.search(r"is 100\.0%$", page) for page in same.values()), same
     assert len(same) > 1  # ... and a total outage reads alike in several tasks
+
+
+def _page_ratio(task: str, seed: int) -> float:
+    page = srezero.make(task, seed=seed).reset()[1]["briefing"]["page"]
+    return float(re.search(r"([\d.]+)%$", page).group(1))
+
+
+@pytest.mark.parametrize("task", ["inc-028", "inc-029", "inc-050"])
+def test_a_ratio_the_fault_sets_spreads_over_worlds(task: str) -> None:
+    """The share of requests a bug reaches (inc-028, -029) and the slow tail an edge timeout cuts
+    (inc-050) used to be the same in every world, so the page read within a point on every seed."""
+    ratios = [_page_ratio(task, s) for s in range(8)]
+    assert max(ratios) - min(ratios) >= 2.5, ratios
