@@ -17,12 +17,13 @@ Adding a primitive is one class in one module plus the ``@register`` decorator::
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Generator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from srezero.errors import DeclarationError, did_you_mean
+from srezero.errors import DeclarationError, did_you_mean, toml_literal
 
 # re-exported: fault modules build detail tokens with these, next to the rest of this module's API
 from srezero.faults.detail_words import direction_tokens as direction_tokens
@@ -98,6 +99,8 @@ class Param:
         its range. None when it fits, and for a value of another type (callers word that themselves)."""
         if self.choices:
             return None if value in self.choices else f"must be one of {list(self.choices)}, got {value!r}"
+        if isinstance(value, float) and not math.isfinite(value):  # nan passes every range check: say so
+            return f"must be a finite number, not {toml_literal(value)}"
         if isinstance(value, int | float) and not isinstance(value, bool) and (
                 (self.lo is not None and value < self.lo) or (self.hi is not None and value > self.hi)):
             return f"{value} is outside its range [{self.lo}, {self.hi}]"

@@ -54,6 +54,10 @@ CASES = [
      "faults[1].target", "needs a replica"),
     ("param-range", "", "", "[[faults]]\nprimitive = 'latent_sector_errors'\ntarget = 'disk(database.primary)'\n"
      "params = { read_error_rate = 0.9 }", "faults[1].params.read_error_rate", "0.9 is outside its range [0.005, 0.5]"),
+    ("param-nan", "", "", "[[faults]]\nprimitive = 'latent_sector_errors'\ntarget = 'disk(database.primary)'\n"
+     "params = { read_error_rate = nan }", "faults[1].params.read_error_rate", "must be a finite number, not nan"),
+    ("param-inf", "", "", "[[faults]]\nprimitive = 'nic_packet_loss'\ntarget = 'node(database.primary)'\n"
+     "params = { loss = -inf }", "faults[1].params.loss", "must be a finite number, not -inf"),
     ("param-unknown", "", "", "[[faults]]\nprimitive = 'latent_sector_errors'\ntarget = 'disk(database.primary)'\n"
      "params = { rate = 0.1 }", "faults[1].params.rate", "has no parameter 'rate'"),
     ("param-typo", "", "", "[[faults]]\nprimitive = 'latent_sector_errors'\ntarget = 'disk(database.primary)'\n"
