@@ -79,3 +79,8 @@ def __getattr__(name: str) -> Any:
         globals()[name] = value
         return value
     raise AttributeError(f"module 'srezero' has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    """The public API only (``dir(srezero)``, tab completion), lazy names included."""
+    return sorted(__all__)

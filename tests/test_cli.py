@@ -216,3 +216,34 @@ def test_an_unknown_task_id_suggests_the_padded_id_and_how_to_add_ones_own() -> 
     assert res.exit_code != 0 and "did you mean inc-001?" in res.output and "--tasks-dir" in res.output
     res = CliRunner().invoke(cli, ["play"])
     assert "srezero tasks --no-spoilers" in res.output  # a student must not be sent to the titles that name causes
+
+
+def test_an_output_path_that_cannot_be_written_is_refused_before_the_episode(tmp_path, monkeypatch) -> None:
+    """`run --out` used to play the whole episode and then end in a FileNotFoundError traceback."""
+    import srezero.agents.runner as runner
+
+    monkeypatch.setattr(runner, "run_episode", lambda *a, **k: (_ for _ in ()).throw(AssertionError("ran")))
+    blocker = tmp_path / "a-file"
+    blocker.write_text("x")
+    for out, text in ((blocker / "x.json", f"cannot write the record to {blocker / 'x.json'}: {blocker} is a file, "
+                                           "not a directory"), (tmp_path, "is a directory")):
+        res = CliRunner().invoke(cli, ["run", "--task", "inc-001", "--agent", "random", "--out", str(out)])
+        assert res.exit_code == 2 and text in res.output and "Traceback" not in res.output, res.output
+
+
+def test_writable_problem_names_what_is_in_the_way(tmp_path) -> None:
+    from srezero.sweep.records import writable_problem
+
+    (tmp_path / "f").write_text("x")
+    assert writable_problem(tmp_path / "new" / "deeper" / "r.json") == ""
+    assert (tmp_path / "new" / "deeper").is_dir() and not list((tmp_path / "new" / "deeper").iterdir())  # no probe left
+    assert writable_problem(tmp_path) == f"{tmp_path} is a directory"
+    assert writable_problem(tmp_path, directory=True) == ""
+    assert writable_problem(tmp_path / "f", directory=True) == f"{tmp_path / 'f'} is a file, not a directory"
+    assert writable_problem(tmp_path / "f" / "g" / "r.json") == f"{tmp_path / 'f'} is a file, not a directory"
+
+
+def test_the_public_api_lists_itself() -> None:
+    import srezero
+
+    assert dir(srezero) == sorted(srezero.__all__) and "make" in dir(srezero) and "Any" not in dir(srezero)

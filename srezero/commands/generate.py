@@ -13,7 +13,8 @@ import orjson
 @click.command("generate")
 @click.option("--out", "out_dir", type=click.Path(file_okay=False), help="write each variant as a task file here")
 @click.option("--count", "n", type=click.IntRange(min=1), help="only N variants, evenly spread over the enumeration")
-@click.option("--sample", "sample_seed", type=int, help="with --count: a seeded random sample instead of a spread")
+@click.option("--sample", "sample_seed", type=click.IntRange(min=0),
+              help="with --count: a random sample drawn with this seed (0 or more) instead of a spread")
 @click.option("--primitive", "primitives", multiple=True, help="only variants of this fault primitive (repeatable)")
 @click.option("--json", "as_json", is_flag=True, help="one JSON object per variant (spoilers: names the fault)")
 @click.option("--check", "check_seeds", type=click.IntRange(min=0), default=0, show_default=True,
@@ -32,13 +33,20 @@ def generate_cmd(out_dir: str | None, n: int | None, sample_seed: int | None, pr
     from srezero.task import generate as gen
     from srezero.task.validate import viable
 
+    if sample_seed is not None and n is None:
+        raise click.UsageError("--sample draws a random sample of --count variants: give --count N too")
+    if out_dir:
+        from srezero.sweep.records import writable_problem
+
+        if problem := writable_problem(out_dir, directory=True):
+            raise click.BadParameter(f"cannot write task files to {out_dir}: {problem}", param_hint="--out")
     load_all()
     unknown = [p for p in primitives if p not in REGISTRY]
     if unknown:
         from srezero.errors import did_you_mean
 
         lines = [f"unknown fault primitive {p!r}{did_you_mean(p, REGISTRY)}" for p in unknown]
-        raise click.ClickException("\n".join([*lines, "(`srezero faults` lists them)"]))
+        raise click.ClickException("\n".join(lines) + " (`srezero faults` lists them)")
     chosen = list(gen.variants(tuple(primitives) if primitives else None))
     if n is not None and n < len(chosen):
         if sample_seed is not None:

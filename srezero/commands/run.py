@@ -60,10 +60,13 @@ def run_cmd(task_id: str | None, agent: str, agent_args: tuple[str, ...], seed: 
     """Run one episode and print what happened."""
     from srezero.agents.registry import parse_agent_args
     from srezero.commands.llm_options import preflight
+    from srezero.sweep.records import writable_problem
     from srezero.sweep.runner import agent_spec
 
     if backend != "k8s" and task_id is None:
         raise click.UsageError("--task is required with the simulator backend")
+    if out and (problem := writable_problem(out)):  # now, not after the episode
+        raise click.BadParameter(f"cannot write the record to {out}: {problem}", param_hint="--out")
     try:  # the agent is checked before anything runs: unknown name, bad options, no API key
         spec_of_agent = agent_spec(agent, None, agent_args=parse_agent_args(agent_args), path=replay_path, **llm)
         bot = spec_of_agent.create()

@@ -21,6 +21,7 @@ import orjson
 
 from srezero.errors import near_misses
 from srezero.play.text import WIDTH, help_row
+from srezero.sweep.records import writable_problem as writable_problem  # re-exported: `play` asks it
 from srezero.tools.registry import ToolSpec, load_tools
 
 if TYPE_CHECKING:
@@ -326,23 +327,6 @@ def reserve_free_path(path: Path) -> Path:
                 return candidate
         except FileExistsError:
             n += 1
-
-
-def writable_problem(path: str | Path) -> str:
-    """Why a record could not be written at ``path`` (an empty string when it can)."""
-    p = Path(os.path.abspath(path))
-    if p.is_dir():
-        return f"{p} is a directory"
-    parent = p.parent
-    while not parent.exists():
-        if parent.parent == parent:
-            break
-        parent = parent.parent
-    if not parent.is_dir():
-        return f"{parent} is not a directory"
-    if not os.access(parent, os.W_OK | os.X_OK):
-        return f"{parent} is not writable"
-    return ""
 
 
 def cost_text(spec: ToolSpec) -> str:

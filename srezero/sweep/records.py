@@ -101,6 +101,29 @@ def _escaped(value: Any) -> Any:
     return value
 
 
+def writable_problem(path: str | Path, directory: bool = False) -> str:
+    """Why a file (or with ``directory``, a directory to write into) could not be made at ``path``: an
+    empty string when it can. Commands ask before any work, so a bad path costs nothing. It makes the
+    directory and writes a probe file there, since permission bits say nothing to root (``/proc``)."""
+    p = Path(os.path.abspath(path))
+    if p.is_dir() and not directory:
+        return f"{p} is a directory"
+    if p.exists() and not p.is_dir() and directory:
+        return f"{p} is a file, not a directory"
+    folder = p if directory else p.parent
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        probe = folder / f".srezero-probe-{os.getpid()}"
+        probe.write_bytes(b"")
+        probe.unlink()
+    except OSError as exc:
+        blocker = next((a for a in (folder, *folder.parents) if a.exists()), folder)
+        if not blocker.is_dir():
+            return f"{blocker} is a file, not a directory"
+        return f"cannot write in {folder}: {(exc.strerror or str(exc)).lower()}"
+    return ""
+
+
 def write_atomic(path: str | Path, data: bytes) -> None:
     """Write to a temp file in the same directory, then rename: the file exists whole or not at all."""
     path = os.fspath(path)

@@ -186,3 +186,17 @@ def test_check_prints_a_viability_summary() -> None:
     res = CliRunner().invoke(cli, ["generate", "--primitive", "bad_timeout", "--count", "1", "--check", "1", "--json"])
     assert [orjson.loads(line)["viable"] for line in res.stdout.splitlines()] == [True]
     assert "1/1 viable on seed 0" in res.stderr
+
+
+def test_generate_refuses_bad_sampling_and_outputs_before_any_work(tmp_path: Path) -> None:
+    blocker = tmp_path / "file"
+    blocker.write_text("x")
+    cases = {("--count", "3", "--sample", "-1"): "-1 is not in the range x>=0",
+             ("--sample", "3"): "--sample draws a random sample of --count variants: give --count N too",
+             ("--count", "2", "--out", str(blocker)): "is a file",
+             ("--count", "2", "--out", str(blocker / "sub")): f"{blocker} is a file, not a directory"}
+    for args, text in cases.items():
+        res = CliRunner().invoke(cli, ["generate", *args])
+        assert res.exit_code == 2 and text in res.output and "Traceback" not in res.output, (args, res.output)
+    sampled = CliRunner().invoke(cli, ["generate", "--count", "3", "--sample", "0", "--json"])
+    assert sampled.exit_code == 0 and len(sampled.output.splitlines()) == 3
