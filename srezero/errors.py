@@ -25,10 +25,12 @@ def near_misses(word: str, options: Iterable[str], n: int = 2, cutoff: float = 0
     close): those it is the start of, then difflib's. ``cutoff`` is difflib's similarity ratio: higher where
     the options look alike (tool names)."""
     options = list(options)
-    # a word cut short ("inc-01", "get_stat") most likely meant what it is the start of
+    # the same word in other case ("INC-001") first, then one cut short ("inc-01", "get_stat"): what it
+    # is the start of
+    same = [o for o in options if o.lower() == word.lower() and o != word]
     started = sorted(o for o in options if o.startswith(word) and o != word) if len(word) >= 3 else []
     close = difflib.get_close_matches(word, options, n=n, cutoff=cutoff)
-    return (started + [c for c in close if c not in started])[:n]
+    return list(dict.fromkeys(same + started + close))[:n]
 
 
 def did_you_mean(word: str, options: Iterable[str], n: int = 2, cutoff: float = 0.6) -> str:

@@ -50,7 +50,8 @@ def _seeds(seeds: str, start: int) -> list[int]:
         raise click.BadParameter(f"{seeds!r}: give a count (5), a list (3,7) or a range (0-9)") from None
     # checked before any list is built: a count of 2**64 must be an error, not a machine out of memory
     if any(hi > SEED.max for _, hi in spans):
-        raise click.BadParameter(f"{seeds!r}: seeds are integers from 0 to 2**63 - 1 (records hold 64-bit integers)")
+        given = f"{seeds!r} from --seed-start {start}" if start else repr(seeds)
+        raise click.BadParameter(f"{given}: seeds are integers from 0 to 2**63 - 1 (records hold 64-bit integers)")
     if sum(hi - lo + 1 for lo, hi in spans) > MAX_SEEDS:
         raise click.BadParameter(f"{seeds!r}: at most {MAX_SEEDS:,} seeds in one run")
     out = [seed for lo, hi in spans for seed in range(lo, hi + 1)]

@@ -45,12 +45,32 @@ def tasks_cmd(split: str | None, difficulty: str | None, tags: tuple[str, ...], 
         specs = load_specs(tuple(dirs), None if markdown else broken)
     except TaskFileError as exc:
         raise click.ClickException(str(exc)) from None
+    _check_filters(specs, tags, layer, root)
     _list(specs, split, difficulty, tags, layer, root, as_json, markdown, no_spoilers)
     if broken:  # after the listing, whichever form it took
         for exc in broken:
             click.echo(f"Error: {exc}", err=True)
         click.echo(f"{len(broken)} task file(s) not loaded (fix them or move them out of the task directory)", err=True)
         raise click.exceptions.Exit(1)
+
+
+def _check_filters(specs: list[tuple[TaskSpec, Path]], tags: tuple[str, ...], layer: str | None,
+                   root: str | None) -> None:
+    """A misspelt filter is an error naming what exists, not an empty listing."""
+    from srezero.errors import did_you_mean
+    from srezero.faults.base import LAYERS
+    from srezero.sim.components import SERVICE_KINDS
+    from srezero.task.spec import LAYER_ROOT
+
+    roots = (*SERVICE_KINDS, *LAYER_ROOT.values(), "none", *(r for s, _ in specs for r in s.roots))
+    known = {"layer": (layer and (layer,), LAYERS, "is unknown"), "root": (root and (root,), roots, "is unknown"),
+             "tag": (tags, sorted({t for s, _ in specs for t in s.tags}), "is on no task")}
+    for what, (given, values, missing) in known.items():
+        values = tuple(dict.fromkeys(values))
+        for value in given or ():
+            if value not in values:
+                raise click.BadParameter(f"{what} {value!r} {missing}{did_you_mean(value, values)} "
+                                         f"({what}s: {', '.join(values)})", param_hint=f"--{what}")
 
 
 def _list(specs: list[tuple[TaskSpec, Path]], split: str | None, difficulty: str | None, tags: tuple[str, ...], layer: str | None,
@@ -214,17 +234,23 @@ def validate_cmd(paths: tuple[str, ...], quiet: bool, dirs: tuple[str, ...]) -> 
         sys.exit(1)
 
 
+#: The most seeds `task check` plays per task (each seed plays the oracle and the random agent).
+MAX_CHECK_SEEDS = 1000
+
+
 @task_group.command("check")
 @click.argument("tasks", nargs=-1, required=True, metavar="ID_OR_PATH...")
-@click.option("--seeds", default=5, show_default=True, type=click.IntRange(1, 100), help="check seeds 0..N-1")
+@click.option("--seeds", default="5", show_default=True,
+              help=f"a count N (seeds 0..N-1), a list (3,7) or a range (0-9), as `sweep` takes them; at most "
+                   f"{MAX_CHECK_SEEDS}")
 @click.option("--seed-start", default=0, show_default=True, type=SEED,
-              help="first seed: check seeds S..S+N-1, e.g. a held-out range")
+              help="first seed of a count: check seeds S..S+N-1, e.g. a held-out range")
 @click.option("--min-marks", type=click.FloatRange(0, 100),
               help="the oracle's bar [default: 98; 95 for generated variants]")
 @TASKS_DIR
-def check_cmd(tasks: tuple[str, ...], seeds: int, seed_start: int, min_marks: float | None,
+def check_cmd(tasks: tuple[str, ...], seeds: str, seed_start: int, min_marks: float | None,
               dirs: tuple[str, ...]) -> None:
-    """Play tasks on seeds 0..N-1 (or from --seed-start) and print what happened per seed.
+    """Play tasks on seeds 0..N-1 (or from --seed-start, or the seeds listed) and print what happened per seed.
 
     Each task is an id (bundled, SREZERO_TASKS_PATH or --tasks-dir), a gen: id, a .toml path or a
     directory (its .toml files, as `task validate` reads it). A task passes when, on every seed, the page fires on its own, the oracle makes no invalid action,
@@ -233,9 +259,18 @@ def check_cmd(tasks: tuple[str, ...], seeds: int, seed_start: int, min_marks: fl
     """
     from pathlib import Path
 
+    from srezero.commands.sweep import _seeds
     from srezero.task.loader import get_task
     from srezero.task.validate import check_seed, min_marks_for, task_files
 
+    try:
+        seed_list = _seeds(seeds, seed_start)
+    except click.BadParameter as exc:
+        exc.param_hint = "--seeds"
+        raise
+    if len(seed_list) > MAX_CHECK_SEEDS:
+        raise click.BadParameter(f"{seeds!r} is {len(seed_list)} seeds; check at most {MAX_CHECK_SEEDS} at a time",
+                                 param_hint="--seeds")
     expanded = []
     for tid in tasks:
         if Path(tid).is_dir():
@@ -252,10 +287,12 @@ def check_cmd(tasks: tuple[str, ...], seeds: int, seed_start: int, min_marks: fl
         except (KeyError, ValueError) as exc:
             raise click.ClickException(message(exc)) from None
         bar = min_marks_for(spec) if min_marks is None else min_marks
-        results = [check_seed(spec, seed, bar, random_agent=True) for seed in range(seed_start, seed_start + seeds)]
+        results = [check_seed(spec, seed, bar, random_agent=True) for seed in seed_list]
         problems = [f"seed {c.seed}: {p}" for c in results for p in c.problems]
         bad += bool(problems)
-        which = f"{seeds} seed(s)" + (f" from {seed_start}" if seed_start else "")
+        which = (f"{len(seed_list)} seed(s)" + (f" from {seed_list[0]}" if seed_list[0] else "")
+                 if seed_list == list(range(seed_list[0], seed_list[0] + len(seed_list)))
+                 else "seeds " + ",".join(map(str, seed_list)))
         click.echo(f"{'ok  ' if not problems else 'FAIL'}  {spec.id}  ({which}, oracle needs {bar:g} marks)")
         click.echo(f"      {'seed':>4}  {'page':>7}  {'oracle':>6}  {'evidence':>8}  {'invalid':>7}  {'random':>6}")
         for c in results:

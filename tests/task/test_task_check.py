@@ -158,3 +158,22 @@ def test_a_page_forced_soon_after_a_late_onset_names_both_times() -> None:
     assert c.page_s is None
     assert any("never fired within 900s of the history's end (budget.max_onset_s, the first fault 850s after it)"
                in p for p in c.problems), c.problems
+
+
+def test_seeds_take_a_list_or_a_range_as_sweep_does() -> None:
+    res = _check("inc-013", "--seeds", "3,9")
+    assert res.exit_code == 0, res.output
+    lines = res.output.splitlines()
+    assert "(seeds 3,9, oracle needs 98 marks)" in lines[0] and [ln.split()[0] for ln in lines[2:4]] == ["3", "9"]
+    assert "(2 seed(s) from 4," in _check("inc-013", "--seeds", "4-5").output
+
+
+@pytest.mark.parametrize(("args", "text"), [
+    (("--seeds", "2", "--seed-start", str(2**63 - 1)), "'2' from --seed-start 9223372036854775807: seeds are integers"),
+    (("--seeds", "0-2000"), "is 2001 seeds; check at most 1000 at a time"),
+    (("--seeds", "1-3", "--seed-start", "4"), "--seed-start shifts a count of seeds"),
+    (("--seeds", "x"), "give a count (5), a list (3,7) or a range (0-9)"),
+])
+def test_bad_seeds_are_usage_errors_not_tracebacks(args: tuple[str, ...], text: str) -> None:
+    res = _check("inc-013", *args)
+    assert res.exit_code == 2 and text in res.output and "Invalid value for --seeds" in res.output, res.output

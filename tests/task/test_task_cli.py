@@ -209,3 +209,24 @@ def test_show_toml_prints_a_task_file_to_start_from_even_without_a_clone(tmp_pat
     text = _invoke("task", "show", gen, "--toml", "--spoilers").output
     (tmp_path / "g1.toml").write_text(text.replace(f'id = "{gen}"', 'id = "g1"'))
     assert "set id" in text and _invoke("task", "validate", str(tmp_path / "g1.toml")).exit_code == 0
+
+
+@pytest.mark.parametrize(("args", "text"), [
+    (("--layer", "nosuch"), "layer 'nosuch' is unknown (layers: application, database,"),
+    (("--root", "databse"), "root 'databse' is unknown; did you mean database?"),
+    (("--tag", "misleadng"), "tag 'misleadng' is on no task; did you mean misleading?"),
+])
+def test_a_misspelt_listing_filter_is_an_error_not_an_empty_list(args: tuple[str, ...], text: str) -> None:
+    res = CliRunner().invoke(cli, ["tasks", *args])
+    assert res.exit_code == 2 and text in res.output, res.output
+
+
+def test_listing_filters_that_exist_still_filter() -> None:
+    res = CliRunner().invoke(cli, ["tasks", "--root", "none", "--json"])
+    controls = {t.id for t in srezero.list_tasks() if "none" in t.roots}
+    assert res.exit_code == 0 and {r["id"] for r in orjson.loads(res.output)} == controls == {"inc-011", "inc-044"}
+
+
+def test_a_task_id_in_other_case_is_suggested() -> None:
+    with pytest.raises(KeyError, match=r"did you mean inc-001\?"):
+        srezero.make("INC-001")
