@@ -61,8 +61,10 @@ def parse_side(text: str) -> Side:
                 return Side(Path(text[:i]), text[i + 1:])
     run = load_run(text)
     ranked = sorted({e.agent for e in run.episodes if not e.upper_bound})
-    if len(ranked) != 1:
-        raise RunDirError(f"{text}: holds agents {', '.join(ranked) or '(none)'}; name one as {text}:AGENT")
+    if len(ranked) != 1:  # name every agent it holds: an upper bound can be compared when named
+        bounds = sorted({e.agent for e in run.episodes if e.upper_bound} - set(ranked))
+        held = ", ".join(ranked + [f"{a} (an upper bound)" for a in bounds]) or "(none)"
+        raise RunDirError(f"{text}: holds agents {held}; name one as {text}:AGENT")
     return Side(Path(text), ranked[0])
 
 

@@ -40,7 +40,7 @@ def test_only_shared_episodes_are_paired(small_run: Run) -> None:
 def test_sides_and_errors(small_run: Run, tmp_path: Path) -> None:
     run, _ = small_run
     assert parse_side(f"{run}:random") == Side(run, "random")
-    with pytest.raises(RunDirError, match="name one as"):
+    with pytest.raises(RunDirError, match=rf"holds agents {LLM}, random, oracle \(an upper bound\); name one as"):
         parse_side(str(run))
     with pytest.raises(RunDirError, match=f"no records for agent 'nobody'; it holds {LLM}, oracle, random$"):
         compare(Side(run, "nobody"), Side(run, "random"))
