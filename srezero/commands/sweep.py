@@ -15,6 +15,7 @@ import click
 
 from srezero.commands import SEED, split_names
 from srezero.commands.llm_options import llm_options
+from srezero.commands.tasks import TASKS_DIR
 from srezero.errors import message
 
 #: Agents shown apart from the baselines: they read the ground truth.
@@ -72,6 +73,7 @@ def _seeds(seeds: str, start: int) -> list[int]:
 @click.option("--tasks", "task_ids", multiple=True, help="comma-separated task ids or .toml paths [default: all curated]")
 @click.option("--split", type=click.Choice(["dev", "test", "private"]), help="only tasks of this split")
 @click.option("--difficulty", type=click.Choice(["easy", "medium", "hard"]), help="only tasks of this difficulty")
+@TASKS_DIR
 @click.option("--workers", type=click.IntRange(min=1), default=None, help="parallel workers [default: CPU count]")
 @click.option("--executor", type=click.Choice(["process", "ray"]), default="process", show_default=True)
 @click.option("--ray-address", help="Ray cluster address for --executor ray (default: start a local Ray)")
@@ -91,7 +93,8 @@ def _seeds(seeds: str, start: int) -> list[int]:
               help="LLM agents: send one short request per endpoint and model before any episode runs")
 def sweep_cmd(seeds: str, seed_start: int, agent_names: tuple[str, ...], agent_args: tuple[str, ...],
               labels: tuple[str, ...],
-              task_ids: tuple[str, ...], split: str | None, difficulty: str | None, workers: int | None,
+              task_ids: tuple[str, ...], split: str | None, difficulty: str | None, dirs: tuple[str, ...],
+              workers: int | None,
               executor: str, ray_address: str | None, out: str, allow_mixed: bool, retry_errors: bool, summary_only: bool,
               max_steps: int | None, llm: dict, replay_path: str | None, progress: bool, markdown: bool,
               probe: bool) -> None:
@@ -108,13 +111,17 @@ def sweep_cmd(seeds: str, seed_start: int, agent_names: tuple[str, ...], agent_a
             raise click.ClickException(str(exc)) from None
         _print_markdown(summary, _manifest_tasks(out)) if markdown else _print_table(summary)
         return
-    specs = _select_tasks(split_names(task_ids, "--tasks"), split, difficulty)
+    specs = _select_tasks(split_names(task_ids, "--tasks"), split, difficulty, tuple(dirs))
     agents = _select_agents(split_names(agent_names, "--agents"), split_names(labels, "--label"), probe, agent_args,
                             path=replay_path, **llm)
     seed_list = _seeds(seeds, seed_start)
     n_workers = workers if workers is not None else (os.cpu_count() or 1)
+    from srezero.task.loader import more_task_dirs
+
     try:
-        with _sigterm_interrupts():
+        # the batches carry the task specs; the lookup path is extended too, so a worker process (spawned
+        # or forked) that looks a task up by id finds the same one
+        with _sigterm_interrupts(), more_task_dirs(tuple(dirs)):
             result = runner.sweep(out, agents, specs, seed_list, workers=n_workers, executor=executor,
                                   ray_address=ray_address, retry_errors=retry_errors, max_steps=max_steps,
                                   progress=progress, allow_mixed=allow_mixed)
@@ -138,7 +145,7 @@ def sweep_cmd(seeds: str, seed_start: int, agent_names: tuple[str, ...], agent_a
                f"run directory {result.out}", err=True)
     _print_markdown(result.summary, _manifest_tasks(out)) if markdown else _print_table(result.summary)
     if result.errors:  # a script sees the failure in the exit status
-        debug = runner.traceback_command(result.rows, agents)
+        debug = runner.traceback_command(result.rows, agents, tuple(dirs))
         raise click.ClickException(f"{result.errors} of the {result.ran} episode(s) run ended in a provider, agent "
                                    "or environment error (see each record's status and error); --retry-errors runs "
                                    "them again, which helps with a provider outage (a deterministic agent fails the "
@@ -180,16 +187,16 @@ def _refuse_run_options() -> None:
                                "what to run. To look at part of a run: srezero report DIR --agents/--tasks/--split")
 
 
-def _select_tasks(ids: list[str], split: str | None, difficulty: str | None) -> dict:
+def _select_tasks(ids: list[str], split: str | None, difficulty: str | None, dirs: tuple[str, ...] = ()) -> dict:
     from srezero.sweep.records import task_hash
     from srezero.task.loader import get_task, list_tasks
 
     try:
         if not ids:
-            ids = [t.id for t in list_tasks()]
+            ids = [t.id for t in list_tasks(dirs)]
         specs, given = {}, {}
         for tid in ids:
-            spec = get_task(tid)
+            spec = get_task(tid, dirs)
             if spec.id in given and task_hash(spec) != task_hash(given[spec.id][1]):
                 # records are kept under the task's id: one of the two would be silently dropped
                 raise click.UsageError(f"--tasks: {given[spec.id][0]} and {tid} are different tasks with the same "

@@ -116,9 +116,11 @@ def agent_spec(name: str, label: str | None = None, *, agent_args: dict[str, Any
 _DEBUG_ORDER = ("agent_error", "env_error", "provider_error")
 
 
-def traceback_command(rows: Iterable[dict[str, Any]], agents: Iterable[AgentSpec]) -> str | None:
+def traceback_command(rows: Iterable[dict[str, Any]], agents: Iterable[AgentSpec],
+                      dirs: tuple[str, ...] = ()) -> str | None:
     """``srezero run ... --traceback`` for one failed episode (deterministic choice), or None: the
-    sweep records errors without tracebacks (records must be byte-reproducible), so say how to see one."""
+    sweep records errors without tracebacks (records must be byte-reproducible), so say how to see one.
+    ``dirs``: the sweep's ``--tasks-dir`` folders, which ``run`` needs to find the same task."""
     import shlex
 
     from srezero.agents import registry
@@ -135,6 +137,8 @@ def traceback_command(rows: Iterable[dict[str, Any]], agents: Iterable[AgentSpec
     _, label, task, seed = failed[0]
     agent = by_label[label]
     words = ["srezero", "run", "--task", task, "--seed", str(seed), "--agent", agent.name]
+    for d in dirs:
+        words += ["--tasks-dir", d]
     builtin = agent.name in registry.BUILTIN  # a user's agent may take `seed` or `model` of any type
     for key, value in agent.options:
         if builtin and key == "reasoning_model" and isinstance(value, bool):
