@@ -29,7 +29,7 @@ import sys
 import tempfile
 from collections.abc import AsyncIterator
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 import anyio
 from mcp.server.mcpserver import MCPServer
@@ -48,6 +48,9 @@ from srezero.adapters._common import (
     write_record,
 )
 from srezero.sweep.records import REWARD
+
+if TYPE_CHECKING:
+    from srezero.task.spec import TaskSpec
 
 log = logging.getLogger("srezero.mcp")
 
@@ -94,7 +97,7 @@ class EpisodeServer(MCPServer):
     does (the in-process client exits, stdin closes, the HTTP server stops) finishes it as truncated.
     """
 
-    def __init__(self, task: str, seed: int = 0, record: str | Path | None = None, overwrite: bool = False,
+    def __init__(self, task: str | TaskSpec, seed: int = 0, record: str | Path | None = None, overwrite: bool = False,
                  log_level: Literal["DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL"] = "WARNING") -> None:
         # an unknown task fails here, before anything is created; rewards as the sweep records them
         self.env = srezero.make(task, seed, reward=REWARD)

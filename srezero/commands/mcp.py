@@ -11,6 +11,7 @@ import click
 import orjson
 
 from srezero.commands import SEED
+from srezero.commands.tasks import TASKS_DIR
 from srezero.errors import message
 
 
@@ -20,6 +21,7 @@ from srezero.errors import message
 @click.option("--seeds", "seed_range", metavar="SEEDS",
               help="play the first of these seeds (a count 5, a list 3,7 or a range 0-9) that has no record "
                    "yet; each new server start moves on to the next (instead of --seed)")
+@TASKS_DIR
 @click.option("--record", "record", type=click.Path(dir_okay=False),
               help="where to write the episode record when it ends "
                    "[default: $XDG_STATE_HOME/srezero/runs/mcp/..., outside the agent's workspace]")
@@ -28,15 +30,15 @@ from srezero.errors import message
               help="serve streamable HTTP on http://127.0.0.1:PORT/mcp instead of stdio "
                    "(every client of that URL shares the one episode)")
 @click.option("--print-config", is_flag=True, help="print a ready-to-paste MCP client configuration and exit")
-def mcp_cmd(task_id: str, seed: int | None, seed_range: str | None, record: str | None, overwrite: bool,
-            http_port: int | None, print_config: bool) -> None:
+def mcp_cmd(task_id: str, seed: int | None, seed_range: str | None, dirs: tuple[str, ...], record: str | None,
+            overwrite: bool, http_port: int | None, print_config: bool) -> None:
     """Serve one seeded episode; every srezero tool becomes an MCP tool. The record is written at the end."""
     if seed is not None and seed_range is not None:
         raise click.UsageError("give --seed or --seeds, not both")
     if seed_range is not None and record is not None:
         raise click.UsageError("--record names one file, so it cannot hold several seeds: use --seed with it")
     if print_config:
-        args = _server_args(task_id, seed, seed_range, record, overwrite)
+        args = _server_args(task_id, seed, seed_range, record, overwrite, tuple(dirs))
         sys.stdout.write(orjson.dumps(client_config(task_id, seed or 0, http_port, args=args),
                                       option=orjson.OPT_INDENT_2).decode() + "\n")
         return
@@ -48,12 +50,12 @@ def mcp_cmd(task_id: str, seed: int | None, seed_range: str | None, record: str 
     from srezero.task.loader import TaskFileError, get_task
 
     try:
-        spec_id = get_task(task_id).id  # a path's task id names the default record
+        spec = get_task(task_id, tuple(dirs))  # a path's task id names the default record
         if seed_range is not None:
-            seed = _first_unplayed(spec_id, seed_range, overwrite)
+            seed = _first_unplayed(spec.id, seed_range, overwrite)
         seed = seed or 0
-        path = default_record_path("mcp", spec_id, seed) if record is None else Path(record)
-        server = EpisodeServer(task_id, seed, record=path, overwrite=overwrite)
+        path = default_record_path("mcp", spec.id, seed) if record is None else Path(record)
+        server = EpisodeServer(spec, seed, record=path, overwrite=overwrite)
     except (KeyError, ValueError, TaskFileError) as exc:
         raise click.ClickException(message(exc)) from None
     if http_port is not None and (why := _port_taken(http_port)):
@@ -95,11 +97,13 @@ def _first_unplayed(task_id: str, seed_range: str, overwrite: bool) -> int:
 
 
 def _server_args(task_id: str, seed: int | None, seed_range: str | None, record: str | None,
-                 overwrite: bool) -> list[str]:
-    """The command line a host should run: every option given here, a task file and the record as
-    absolute paths (hosts start servers in a directory of their own)."""
+                 overwrite: bool, dirs: tuple[str, ...] = ()) -> list[str]:
+    """The command line a host should run: every option given here, a task file, task folders and the
+    record as absolute paths (hosts start servers in a directory of their own)."""
     args = ["mcp", "--task", os.path.abspath(task_id) if task_id.endswith(".toml") else task_id]
     args += ["--seeds", seed_range] if seed_range is not None else ["--seed", str(seed or 0)]
+    for d in dirs:
+        args += ["--tasks-dir", os.path.abspath(d)]
     if record is not None:
         args += ["--record", os.path.abspath(record)]
     if overwrite:

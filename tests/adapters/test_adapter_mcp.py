@@ -321,6 +321,32 @@ def test_print_config_carries_every_option_given(tmp_path: Path, monkeypatch: py
     assert args() == ["mcp", "--task", TASK, "--seed", "0"]
 
 
+def test_cli_serves_a_task_from_tasks_dir_and_its_config_carries_the_folder(tmp_path: Path,
+                                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    """As `run` and `play` take it; the host starts the printed command elsewhere, so the folder is absolute."""
+    served: list[EpisodeServer] = []
+    monkeypatch.setattr("srezero.adapters.mcp_server.serve", lambda server, port=None: served.append(server))
+    monkeypatch.setattr(_common, "DEFAULT_RUNS_DIR", tmp_path / "runs")
+    monkeypatch.setattr(mcp_command, "installed_package", mcp_command.running_package)
+    monkeypatch.delenv("SREZERO_TASKS_PATH", raising=False)
+    bundled = Path(ROOT) / "tasks" / "inc-001.toml"
+    (tmp_path / "mine").mkdir()
+    (tmp_path / "mine" / "class-01.toml").write_text(bundled.read_text().replace('id = "inc-001"', 'id = "class-01"', 1))
+    monkeypatch.chdir(tmp_path)
+    out = CliRunner().invoke(cli, ["mcp", "--task", "class-01", "--seed", "2"])
+    assert out.exit_code != 0 and "unknown task 'class-01'" in out.output and served == []
+    out = CliRunner().invoke(cli, ["mcp", "--task", "class-01", "--seed", "2", "--tasks-dir", "mine"])
+    assert out.exit_code == 0, out.output
+    assert served[0].env.spec.id == "class-01" and served[0].env.seed == 2
+    assert served[0].record_path == tmp_path / "runs" / "mcp" / "episodes" / "mcp" / "class-01" / "seed-0002.json"
+    out = CliRunner().invoke(cli, ["mcp", "--task", "class-01", "--tasks-dir", "mine", "--print-config"])
+    args = orjson.loads(out.output)["mcpServers"]["srezero"]["args"]
+    assert args == ["mcp", "--task", "class-01", "--seed", "0", "--tasks-dir", str(tmp_path / "mine")]
+    monkeypatch.chdir(Path.home())  # where a host may start it
+    out = CliRunner().invoke(cli, args)
+    assert out.exit_code == 0 and served[-1].env.spec.id == "class-01", out.output
+
+
 def test_print_config_names_this_installs_script_not_the_first_on_path(tmp_path: Path,
                                                                        monkeypatch: pytest.MonkeyPatch) -> None:
     """A pyenv shim or an older virtualenv first on PATH would start another srezero than this one."""
