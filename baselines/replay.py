@@ -3,23 +3,28 @@
 Source (the ``path`` option, ``--replay`` on the command line, or the ``SREZERO_REPLAY`` environment
 variable), one of:
 
-* an episode record (``srezero run --out x.json`` or a sweep's ``seed-NNNN.json``): its
-  trajectory's actions are replayed as they were, whatever the episode;
+* an episode record (``.json``: ``srezero run --out x.json``, ``srezero play --record``, a sweep's
+  ``seed-NNNN.json``): its trajectory's actions are replayed on the episode it records. Another task
+  or seed is refused when the episode starts, unless ``any_episode`` (``--agent-arg any_episode=true``)
+  says to play its actions there anyway;
 * an action file (``.jsonl`` or ``.txt``): one action per line, a JSON object or a text call;
-  blank lines and lines starting with ``#`` are skipped;
+  blank lines and lines starting with ``#`` are skipped; any episode;
 * a run directory (or its ``episodes/`` folder, or one agent's folder in it): the record of the
   same episode (matched on the briefing's opaque episode id) is replayed; an episode with no record
   is an agent error. With several agents in the directory, name one with ``agent``.
 
-When the actions run out it resolves, unless the source is a record of an episode that ended
-truncated without a resolve (an MCP session that was abandoned, a harness's step cap): then it stops
-the episode the same way (:class:`~srezero.agents.protocol.StopEpisode`). Replaying a deterministic
-agent's record on the same task and seed reproduces its result exactly.
+Any other file (another format, a JSON file that is no record) is refused when the agent is
+created, before any episode. When the actions run out it resolves,
+unless the source is a record of an episode that ended truncated without a resolve (an MCP session
+that was abandoned, a harness's step cap): then it stops the episode the same way
+(:class:`~srezero.agents.protocol.StopEpisode`). Replaying a deterministic agent's record on the
+same task and seed reproduces its result exactly.
 """
 
 from __future__ import annotations
 
 import os
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -30,11 +35,30 @@ from srezero.episode import Briefing, Observation
 from srezero.replay import ended_without_resolve, recorded_actions
 
 ENV_VAR = "SREZERO_REPLAY"
+ACTION_FILES = (".jsonl", ".txt")
+#: What a source may be, for the error that refuses another one.
+ACCEPTED = ("an episode record (.json: `srezero run --out`, `srezero play --record`, a sweep's seed-NNNN.json), "
+            "an action file (.jsonl or .txt, one action per line) or a run directory")
+
+
+@dataclass(frozen=True)
+class _Script:
+    """One source's actions, whether to stop (not resolve) when they run out, and the episode it records."""
+
+    actions: list[Any]
+    stop_at_end: bool
+    where: Path
+    task_id: str | None = None
+    seed: int | None = None
+    episode_id: str | None = None
+
+    def names(self) -> str:
+        return f"{self.task_id} seed {self.seed}"
 
 
 def _load_lines(path: Path) -> list[Any]:
     out: list[Any] = []
-    for line in path.read_text(encoding="utf-8").splitlines():
+    for line in _read_text(path).splitlines():
         s = line.strip()
         if not s or s.startswith("#"):
             continue
@@ -45,11 +69,52 @@ def _load_lines(path: Path) -> list[Any]:
             except orjson.JSONDecodeError:
                 pass  # replayed as text: the episode reports it as an invalid action
         out.append(s)
+    if out and not any(map(_is_action, out)):  # a file of something else, not a session with typos
+        raise ValueError(f"{path}: none of its {len(out)} line(s) is an action such as get_alerts() or "
+                         f'{{"tool": "get_alerts", "args": {{}}}}; the replay agent reads {ACCEPTED}')
     return out
 
 
+def _read_text(path: Path) -> str:
+    try:
+        return path.read_text(encoding="utf-8")
+    except UnicodeDecodeError:
+        raise ValueError(f"{path}: not a text file; the replay agent reads {ACCEPTED}") from None
+
+
+def _is_action(action: Any) -> bool:
+    from srezero.tools.parse import parse_action
+    from srezero.tools.registry import ToolError
+
+    try:
+        parse_action(action)
+    except ToolError:
+        return False
+    return True
+
+
+def _script(record: Any, where: Path) -> _Script | None:
+    """A record's script, or None when ``record`` is no episode record (no trajectory)."""
+    if not isinstance(record, dict) or not isinstance(record.get("trajectory"), list):
+        return None
+    seed = record.get("seed")
+    return _Script(recorded_actions(record), ended_without_resolve(record), where, record.get("task_id"),
+                   seed if isinstance(seed, int) else None, record.get("episode_id"))
+
+
+def _load_record(path: Path) -> _Script:
+    try:
+        record = orjson.loads(path.read_bytes())
+    except orjson.JSONDecodeError as exc:
+        raise ValueError(f"{path}: not JSON ({exc}); the replay agent reads {ACCEPTED}") from None
+    script = _script(record, path)
+    if script is None:
+        raise ValueError(f"{path}: not an episode record (no trajectory); the replay agent reads {ACCEPTED}")
+    return script
+
+
 class ReplayAgent:
-    def __init__(self, path: str | None = None, agent: str | None = None) -> None:
+    def __init__(self, path: str | None = None, agent: str | None = None, any_episode: bool = False) -> None:
         src = path or os.environ.get(ENV_VAR)
         if not src:
             raise ValueError(f"the replay agent needs a source: --replay PATH or {ENV_VAR}=PATH")
@@ -57,24 +122,29 @@ class ReplayAgent:
         if not self.path.exists():
             raise ValueError(f"replay source {self.path} does not exist")
         self.agent = agent
-        # each episode's script: the actions, and whether to stop (not resolve) when they run out
-        self._by_episode: dict[str, tuple[list[Any], bool]] | None = None
-        self._fixed: tuple[list[Any], bool] | None = None
+        if not isinstance(any_episode, bool):
+            raise ValueError(f"the replay agent's any_episode is true or false, not {any_episode!r}")
+        self.any_episode = any_episode
+        # checked now, so that a wrong source is an error before any episode rather than one per episode
+        self._fixed: _Script | None = None
+        self._by_episode: dict[str, _Script] | None = None
         if self.path.is_file():
             if self.path.suffix == ".json":
-                record = orjson.loads(self.path.read_bytes())
-                self._fixed = recorded_actions(record), ended_without_resolve(record)
+                self._fixed = _load_record(self.path)
+            elif self.path.suffix in ACTION_FILES:
+                self._fixed = _Script(_load_lines(self.path), False, self.path)
             else:
-                self._fixed = _load_lines(self.path), False
+                kind = f"a {self.path.suffix} file" if self.path.suffix else "a file without an extension"
+                raise ValueError(f"{self.path} is {kind}; the replay agent reads {ACCEPTED}")
 
     def settings(self) -> dict[str, Any]:
         return {"source": self.path.name, "agent": self.agent}
 
-    def _index(self) -> dict[str, tuple[list[Any], bool]]:
+    def _index(self) -> dict[str, _Script]:
         if self._by_episode is None:
             root = self.path / "episodes" if (self.path / "episodes").is_dir() else self.path
             files = sorted(root.rglob("seed-*.json")) or sorted(root.rglob("*.json"))
-            index: dict[str, tuple[list[Any], bool]] = {}
+            index: dict[str, _Script] = {}
             for p in files:
                 rec = orjson.loads(p.read_bytes())
                 if not isinstance(rec, dict) or "episode_id" not in rec:
@@ -84,16 +154,27 @@ class ReplayAgent:
                 eid = rec["episode_id"]
                 if eid in index:
                     raise ValueError(f"{self.path}: two records for episode {eid}; choose one agent with agent=...")
-                index[eid] = recorded_actions(rec), ended_without_resolve(rec)
+                index[eid] = _Script(recorded_actions(rec), ended_without_resolve(rec), p)
             self._by_episode = index
         return self._by_episode
 
     def reset(self, task_info: Briefing, seed: int, tool_specs: list[dict[str, Any]]) -> None:
-        script = self._fixed if self._fixed is not None else self._index().get(task_info.episode_id)
-        if script is None:
-            raise LookupError(f"{self.path} has no record of episode {task_info.episode_id}")
-        self.queue = list(script[0])
-        self.stop_at_end = script[1]
+        if self._fixed is not None:
+            script = self._fixed
+            # the episode id is all an agent learns of the episode (``seed`` is the agent's own); a record
+            # without one (written by hand) cannot be checked
+            other = script.episode_id is not None and script.episode_id != task_info.episode_id
+            if other and not self.any_episode:
+                raise ValueError(f"{self.path} records {script.names()}, another episode than this one: replay "
+                                 f"it with --task {script.task_id} --seed {script.seed}, or add --agent-arg "
+                                 "any_episode=true to play its actions on this episode anyway")
+        else:
+            found = self._index().get(task_info.episode_id)
+            if found is None:
+                raise LookupError(f"{self.path} has no record of episode {task_info.episode_id}")
+            script = found
+        self.queue = list(script.actions)
+        self.stop_at_end = script.stop_at_end
 
     def act(self, observation: Observation) -> Any:
         if not self.queue:
