@@ -11,10 +11,11 @@ variable), one of:
   blank lines and lines starting with ``#`` are skipped; any episode;
 * a run directory (or its ``episodes/`` folder, or one agent's folder in it): the record of the
   same episode (matched on the briefing's opaque episode id) is replayed; an episode with no record
-  is an agent error. With several agents in the directory, name one with ``agent``.
+  is an agent error. When several agents recorded the same episodes, name one with ``agent``
+  (``--agent-arg agent=NAME``).
 
-Any other file (another format, a JSON file that is no record) is refused when the agent is
-created, before any episode. When the actions run out it resolves,
+Anything else (another kind of file, a JSON file that is no record, a folder without records) is
+refused when the agent is created, before any episode. When the actions run out it resolves,
 unless the source is a record of an episode that ended truncated without a resolve (an MCP session
 that was abandoned, a harness's step cap): then it stops the episode the same way
 (:class:`~srezero.agents.protocol.StopEpisode`). Replaying a deterministic agent's record on the
@@ -113,6 +114,20 @@ def _load_record(path: Path) -> _Script:
     return script
 
 
+def _seeds_text(seeds: list[int]) -> str:
+    shown = ", ".join(map(str, seeds[:6]))
+    return f"seed {shown}" if len(seeds) == 1 else f"seeds {shown}{', ...' if len(seeds) > 6 else ''}"
+
+
+def _holdings(scripts: list[_Script]) -> str:
+    """What a folder's records cover, briefly: ``inc-001 seeds 0, 1; inc-003 seed 0``."""
+    by_task: dict[str, set[int]] = {}
+    for s in scripts:
+        by_task.setdefault(str(s.task_id), set()).update([] if s.seed is None else [s.seed])
+    parts = [f"{t} {_seeds_text(sorted(seeds))}" for t, seeds in sorted(by_task.items())[:8]]
+    return "; ".join(parts) + ("; ..." if len(by_task) > 8 else "")
+
+
 class ReplayAgent:
     def __init__(self, path: str | None = None, agent: str | None = None, any_episode: bool = False) -> None:
         src = path or os.environ.get(ENV_VAR)
@@ -127,7 +142,7 @@ class ReplayAgent:
         self.any_episode = any_episode
         # checked now, so that a wrong source is an error before any episode rather than one per episode
         self._fixed: _Script | None = None
-        self._by_episode: dict[str, _Script] | None = None
+        self._by_episode: dict[str, _Script] = {}
         if self.path.is_file():
             if self.path.suffix == ".json":
                 self._fixed = _load_record(self.path)
@@ -136,27 +151,48 @@ class ReplayAgent:
             else:
                 kind = f"a {self.path.suffix} file" if self.path.suffix else "a file without an extension"
                 raise ValueError(f"{self.path} is {kind}; the replay agent reads {ACCEPTED}")
+        else:
+            self._by_episode = self._index()
 
     def settings(self) -> dict[str, Any]:
         return {"source": self.path.name, "agent": self.agent}
 
     def _index(self) -> dict[str, _Script]:
-        if self._by_episode is None:
-            root = self.path / "episodes" if (self.path / "episodes").is_dir() else self.path
-            files = sorted(root.rglob("seed-*.json")) or sorted(root.rglob("*.json"))
-            index: dict[str, _Script] = {}
-            for p in files:
-                rec = orjson.loads(p.read_bytes())
-                if not isinstance(rec, dict) or "episode_id" not in rec:
-                    continue
-                if self.agent and rec.get("agent") != self.agent:
-                    continue
-                eid = rec["episode_id"]
-                if eid in index:
-                    raise ValueError(f"{self.path}: two records for episode {eid}; choose one agent with agent=...")
-                index[eid] = _Script(recorded_actions(rec), ended_without_resolve(rec), p)
-            self._by_episode = index
-        return self._by_episode
+        """Each episode's record in the folder; refuses a folder where the episode to replay could be
+        ambiguous (two agents recorded the same episode), or with nothing to replay."""
+        root = self.path / "episodes" if (self.path / "episodes").is_dir() else self.path
+        files = sorted(root.rglob("seed-*.json")) or sorted(root.rglob("*.json"))
+        found: dict[str, dict[str | None, _Script]] = {}  # episode id -> agent label -> its record
+        for p in files:
+            try:
+                record = orjson.loads(p.read_bytes())
+            except (OSError, orjson.JSONDecodeError):
+                continue  # not a record (a folder may hold other JSON); it cannot be the one to replay
+            script = _script(record, p)
+            if script is None or not isinstance(record.get("episode_id"), str):
+                continue
+            label = None if record.get("agent") is None else str(record["agent"])
+            same = found.setdefault(record["episode_id"], {})
+            if label in same:
+                of = f" of agent {label}" if label is not None else ""
+                raise ValueError(f"{self.path}: two records{of} for {script.names()}: {same[label].where} and "
+                                 f"{p}; give the one to replay with --replay FILE")
+            same[label] = script
+        if not found:
+            raise ValueError(f"{self.path}: no episode records in this folder; the replay agent reads {ACCEPTED}")
+        labels = sorted({label for same in found.values() for label in same if label is not None})
+        if self.agent is not None:
+            index = {eid: same[self.agent] for eid, same in found.items() if self.agent in same}
+            if not index:
+                named = ", ".join(labels) or "none (its records carry no agent label)"
+                raise ValueError(f"{self.path}: no records of agent {self.agent!r}; the agents recorded there: "
+                                 f"{named} (choose one with --agent-arg agent=NAME)")
+            return index
+        if any(len(same) > 1 for same in found.values()):
+            raise ValueError(f"{self.path} holds records of several agents for the same episodes "
+                             f"({', '.join(labels)}): choose the one to replay with --agent-arg agent=NAME, "
+                             f"e.g. --agent-arg agent={labels[0]} (agent={labels[0]!r} in Python)")
+        return {eid: next(iter(same.values())) for eid, same in found.items()}
 
     def reset(self, task_info: Briefing, seed: int, tool_specs: list[dict[str, Any]]) -> None:
         if self._fixed is not None:
@@ -169,9 +205,11 @@ class ReplayAgent:
                                  f"it with --task {script.task_id} --seed {script.seed}, or add --agent-arg "
                                  "any_episode=true to play its actions on this episode anyway")
         else:
-            found = self._index().get(task_info.episode_id)
+            found = self._by_episode.get(task_info.episode_id)
             if found is None:
-                raise LookupError(f"{self.path} has no record of episode {task_info.episode_id}")
+                of = f" of agent {self.agent}" if self.agent is not None else ""
+                raise LookupError(f"{self.path} has no record{of} for this task and seed; it holds "
+                                  f"{_holdings(list(self._by_episode.values()))}")
             script = found
         self.queue = list(script.actions)
         self.stop_at_end = script.stop_at_end

@@ -86,7 +86,8 @@ def _seeds(seeds: str, start: int) -> list[int]:
 @click.option("--max-steps", type=click.IntRange(min=1), help="cap on agent steps per episode [default: the task's budget]")
 @llm_options
 @click.option("--replay", "replay_path", type=click.Path(exists=True),
-              help="for the replay agent: a record file, an action file or a run directory (or SREZERO_REPLAY)")
+              help="for the replay agent: a record file, an action file or a run directory (or SREZERO_REPLAY); "
+                   "--agent-arg agent=NAME picks one agent's records in a run directory of several")
 @click.option("--progress/--no-progress", default=True, show_default=True, help="progress bar on stderr")
 @click.option("--markdown", is_flag=True, help="print the summary as Markdown tables (for docs/baselines.md)")
 @click.option("--probe/--no-probe", default=True, show_default=True,

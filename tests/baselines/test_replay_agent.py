@@ -18,7 +18,8 @@ ROOT = Path(__file__).resolve().parents[2]
 
 def _record(tmp_path: Path, task: str, seed: int, agent: str = "oracle") -> Path:
     path = tmp_path / f"{task}-{seed}.json"
-    path.write_bytes(orjson.dumps(run_episode(srezero.make(task, seed), registry.create(agent), seed)))
+    record = run_episode(srezero.make(task, seed), registry.create(agent), seed)
+    path.write_bytes(orjson.dumps({**record, "agent": agent}))  # labelled, as `srezero run --out` writes it
     return path
 
 
@@ -86,3 +87,73 @@ def test_the_cli_names_the_episode_a_record_belongs_to(tmp_path: Path) -> None:
     assert out.exit_code == 0 and "inc-003 seed=1 agent=replay: marks" in out.output, out.output
     out = CliRunner().invoke(cli, [*base, "--task", "inc-002", "--seed", "1"])
     assert out.exit_code == 0 and "marks 100.0" in out.output, out.output
+
+
+# ---------------------------------------------------------------------- a run directory as the source
+
+
+@pytest.fixture(scope="module")
+def two_agents(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A sweep's run directory: oracle and random on inc-001, seed 0."""
+    from srezero.sweep import runner
+
+    out = tmp_path_factory.mktemp("rv") / "sweep"
+    runner.sweep(out, [runner.agent_spec("oracle"), runner.agent_spec("random")],
+                 {"inc-001": srezero.get_task("inc-001")}, [0], progress=False)
+    return out
+
+
+def test_a_run_directory_of_several_agents_needs_one_named_before_any_episode(two_agents: Path,
+                                                                               tmp_path: Path) -> None:
+    base = ["run", "--task", "inc-001", "--agent", "replay", "--replay", str(two_agents), "--quiet"]
+    for seed in ("0", "7"):  # the directory is ambiguous whatever the episode
+        out = CliRunner().invoke(cli, [*base, "--seed", seed, "--out", str(tmp_path / "r.json")])
+        assert out.exit_code == 1 and "agent_error" not in out.output, out.output
+        assert f"{two_agents} holds records of several agents for the same episodes (oracle, random): choose " \
+               "the one to replay with --agent-arg agent=NAME, e.g. --agent-arg agent=oracle" in out.output
+        assert not (tmp_path / "r.json").exists()  # no failed episode recorded
+    out = CliRunner().invoke(cli, [*base, "--seed", "0", "--agent-arg", "agent=oracle"])
+    assert out.exit_code == 0 and "inc-001 seed=0 agent=replay: marks 100.0" in out.output, out.output
+    out = CliRunner().invoke(cli, [*base, "--seed", "0", "--agent-arg", "agent=runbook"])
+    assert out.exit_code == 1 and "no records of agent 'runbook'; the agents recorded there: oracle, random " \
+                                  "(choose one with --agent-arg agent=NAME)" in out.output, out.output
+
+
+def test_a_seed_without_a_record_is_named_as_such(two_agents: Path) -> None:
+    out = CliRunner().invoke(cli, ["run", "--task", "inc-001", "--agent", "replay", "--replay", str(two_agents),
+                                   "--seed", "7", "--agent-arg", "agent=oracle", "--quiet"])
+    assert out.exit_code == 1, out.output
+    assert f"{two_agents} has no record of agent oracle for this task and seed; it holds inc-001 seed 0" \
+        in " ".join(out.output.split())
+    assert "two records" not in out.output
+
+
+def test_a_sweep_of_an_ambiguous_directory_stops_before_running(two_agents: Path, tmp_path: Path) -> None:
+    from srezero.sweep import records, runner
+
+    replay = runner.agent_spec("replay", path=str(two_agents))
+    with pytest.raises(ValueError, match=r"cannot create replay: .* several agents .*--agent-arg agent=NAME"):
+        runner.sweep(tmp_path / "out", [replay], {"inc-001": srezero.get_task("inc-001")}, [0], progress=False)
+    assert list(records.record_paths(tmp_path / "out")) == []
+
+
+def test_loose_records_of_several_agents_replay_when_their_episodes_differ(tmp_path: Path) -> None:
+    """A class's folder of play records: each student's episodes are theirs, so no agent need be named."""
+    folder = tmp_path / "class"
+    folder.mkdir()
+    for agent, task in (("oracle", "inc-001"), ("random", "inc-003")):
+        _record(tmp_path, task, 2, agent).rename(folder / f"{agent}.json")
+    for agent, task in (("oracle", "inc-001"), ("random", "inc-003")):
+        rec = run_episode(srezero.make(task, 2), registry.create("replay", path=str(folder)), 2)
+        want = orjson.loads((folder / f"{agent}.json").read_bytes())
+        assert rec["status"] == "ok" and orjson.loads(orjson.dumps(rec["result"])) == want["result"]
+    # two records of one agent for one episode: which one to replay is the user's choice
+    (folder / "again.json").write_bytes((folder / "oracle.json").read_bytes())
+    with pytest.raises(ValueError, match=r"two records of agent oracle for inc-001 seed 2: .*again.json and "
+                                         r".*oracle.json; give the one to replay with --replay FILE"):
+        registry.create("replay", path=str(folder))
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    (empty / "notes.json").write_text('{"not": "a record"}')
+    with pytest.raises(ValueError, match="no episode records in this folder"):
+        registry.create("replay", path=str(empty))
