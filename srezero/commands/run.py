@@ -33,7 +33,8 @@ from srezero.errors import DeclarationError, message
 @click.option("--out", type=click.Path(dir_okay=False), help="also write the record to this file")
 @llm_options
 @click.option("--replay", "replay_path", type=click.Path(exists=True),
-              help="for the replay agent: a record file, an action file or a run directory (or SREZERO_REPLAY)")
+              help="for the replay agent: a record file, an action file or a run directory (or SREZERO_REPLAY); "
+                   "--agent-arg agent=NAME picks one agent's records in a run directory of several")
 @click.option("--traceback", "show_traceback", is_flag=True,
               help="let an agent's, a tool's or the environment's exception propagate with its traceback (nothing "
                    "is recorded then)")

@@ -157,3 +157,9 @@ def test_loose_records_of_several_agents_replay_when_their_episodes_differ(tmp_p
     (empty / "notes.json").write_text('{"not": "a record"}')
     with pytest.raises(ValueError, match="no episode records in this folder"):
         registry.create("replay", path=str(empty))
+
+
+@pytest.mark.parametrize("command", ["run", "sweep"])
+def test_help_says_how_to_choose_an_agent_in_a_run_directory(command: str) -> None:
+    out = CliRunner().invoke(cli, [command, "--help"])
+    assert "--agent-arg agent=NAME picks one agent's records" in " ".join(out.output.split())
