@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import os
+from pathlib import Path
+
 import click
 
 from srezero.commands import SEED
@@ -72,10 +75,21 @@ def play_cmd(task_id: str | None, task_opt: str | None, seed: int, dirs: tuple[s
     if warning:
         sys.stdout.flush()
         sys.stderr.write(style.red(f"\n{warning}") + "\n")
-    sys.stdout.write(end_message(str(path), env.spec.id, seed, session.agent_label,
-                                 columns(sys.stdout), folder=not warning, tasks_dir=_own_tasks_dir(task_id, dirs))
-                     + "\n")
+    sys.stdout.write(end_message(str(path), env.spec.id, seed, session.agent_label, columns(sys.stdout),
+                                 folder=not warning and _holds_only_records(path.parent),
+                                 tasks_dir=_own_tasks_dir(task_id, dirs)) + "\n")
     sys.stdout.flush()
+
+
+def _holds_only_records(folder: Path) -> bool:
+    """Whether ``folder`` holds nothing but JSON files (hidden ones aside), as runs/play or a class's folder
+    does: a report on a folder reads every JSON file under it, which in /tmp or a project directory is slow
+    and meets files that are no records, so the folder's report is suggested only for such a folder."""
+    try:
+        with os.scandir(folder) as entries:
+            return all(e.is_file() and e.name.endswith(".json") for e in entries if not e.name.startswith("."))
+    except OSError:
+        return False
 
 
 def _own_tasks_dir(task_id: str, dirs: tuple[str, ...]) -> str | None:
@@ -92,10 +106,9 @@ def end_message(path: str, task_id: str, seed: int, label: str = "",
                 width: int | None = None, folder: bool = True, tasks_dir: str | None = None) -> str:
     """Where the record went, how to replay it and how to report on it. Each command is a line of its
     own, never wrapped, so it can be copied whole; the prose around it wraps to ``width`` columns.
-    ``folder=False`` (a record saved to a temporary file instead) leaves out the folder's report: that
-    folder is the system's temporary directory, not a folder of records. ``tasks_dir``: the folder of a
+    ``folder=False`` (a record saved to a temporary file instead, or in a folder that holds more than
+    records, such as /tmp) leaves out the folder's report: the commands on the file itself remain. ``tasks_dir``: the folder of a
     task of one's own, which each command is then given (they look the task up by id)."""
-    import os
     import shlex
 
     from srezero.play.shell import fit

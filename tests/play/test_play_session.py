@@ -446,3 +446,18 @@ def test_small_wordings_a_review_caught() -> None:
     assert s.handle("page").text.startswith(f"PAGE {s.env.world.stamp(s.env.t0)}: ")  # as the first page shows it
     s.handle("hint")
     assert "hint 1 the one you took again" in s.handle("hint 99").text  # not "hint 1-1 one"
+
+
+def test_the_folders_report_is_suggested_only_for_a_folder_of_records(tmp_path: Path) -> None:
+    """`play --record /tmp/x.json` suggested `srezero report /tmp`, which reads every JSON file under /tmp."""
+    mixed, records = tmp_path / "mixed", tmp_path / "class"
+    (mixed / "src").mkdir(parents=True)
+    (mixed / "notes.txt").write_text("not a record")
+    records.mkdir()
+    for folder in (mixed, records):
+        rec = folder / "ada.json"
+        out = CliRunner().invoke(cli, ["play", TASK, "--record", str(rec), "--color", "never"], input="resolve()\n")
+        assert out.exit_code == 0, out.output
+        end = out.output[out.output.index("\ntranscript saved to"):]
+        assert f"srezero debrief {rec}" in end and f"srezero report {rec}" in end  # the file itself, always
+        assert (f"srezero report {folder}\n" in end) is (folder == records), end
