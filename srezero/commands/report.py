@@ -17,7 +17,8 @@ if TYPE_CHECKING:
 @click.command("report")
 @click.argument("run_dir", type=click.Path(exists=True, path_type=Path))
 @click.option("--out", "out", type=click.Path(file_okay=False, path_type=Path),
-              help="output folder [default: RUN_DIR-report next to the run directory]")
+              help="output folder [default: RUN_DIR-report next to the run directory; for a record file "
+                   "FILE.json, FILE-report next to it]")
 @click.option("--plots-only", is_flag=True,
               help="write only the plot files, straight into --out (how plots/ is regenerated)")
 @click.option("--no-replay", is_flag=True, help="do not re-simulate episodes for the replay pages' metric charts")
@@ -33,7 +34,7 @@ def report_cmd(run_dir: Path, out: Path | None, plots_only: bool, no_replay: boo
     from srezero.report.load import RunDirError, load_run, select
     from srezero.task.loader import more_task_dirs
 
-    target = out or run_dir.resolve().with_name(run_dir.resolve().name + "-report")
+    target = out or default_out(run_dir)
     if run_dir.is_dir() and target.resolve().is_relative_to(run_dir.resolve()):
         raise click.BadParameter(f"{target} is inside the run directory {run_dir}: a report there mixes its pages "
                                  "into the records; write it elsewhere (the default is RUN_DIR-report next to it)",
@@ -44,6 +45,13 @@ def report_cmd(run_dir: Path, out: Path | None, plots_only: bool, no_replay: boo
             _report(run_dir, target, plots_only, no_replay, run)
     except RunDirError as exc:
         raise click.ClickException(str(exc)) from None
+
+
+def default_out(run_dir: Path) -> Path:
+    """``RUN_DIR-report`` next to a run directory; ``FILE-report`` next to a record file ``FILE.json``
+    (not ``FILE.json-report``, a folder named like a file)."""
+    where = run_dir.resolve()
+    return where.with_name(f"{where.stem if where.is_file() else where.name}-report")
 
 
 def _report(run_dir: Path, target: Path, plots_only: bool, no_replay: bool, run: Run) -> None:

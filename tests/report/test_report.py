@@ -267,3 +267,20 @@ def test_a_private_task_is_replayed_from_tasks_dir(tmp_path: Path, monkeypatch: 
     assert "not available here" not in pages["with"] and "<svg" in pages["with"]
     assert "<svg" not in pages["without"].split("not available here")[1]
     assert "SREZERO_TASKS_PATH" not in os.environ  # the lookup path is the command's, not left behind
+
+
+def test_the_default_output_folder_is_named_after_the_run_or_the_file(small_run: Run, tmp_path: Path) -> None:
+    """`srezero report x.json` wrote x.json-report, a folder named like a file."""
+    record = next(small_run[0].rglob("seed-*.json"))
+    loose = tmp_path / "runs" / "ada.json"
+    loose.parent.mkdir()
+    loose.write_bytes(record.read_bytes())
+    res = CliRunner().invoke(cli, ["report", str(loose), "--no-replay"])
+    assert res.exit_code == 0, res.output
+    assert (tmp_path / "runs" / "ada-report" / "index.html").is_file()
+    assert not (tmp_path / "runs" / "ada.json-report").exists()
+    res = CliRunner().invoke(cli, ["report", str(loose.parent), "--plots-only"])
+    assert res.exit_code == 0 and f"to {tmp_path / 'runs-report'}" in res.output, res.output
+    # the help says so (compared without spaces: click may wrap the line at the hyphen)
+    assert "forarecordfileFILE.json,FILE-reportnexttoit" in "".join(
+        CliRunner().invoke(cli, ["report", "--help"]).output.split())
