@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -32,6 +33,7 @@ def report_cmd(run_dir: Path, out: Path | None, plots_only: bool, no_replay: boo
                tasks: tuple[str, ...], split: str | None, common: bool, dirs: tuple[str, ...]) -> None:
     """Write plots, report.md and an HTML report (open OUT/index.html in a browser, no network needed)."""
     from srezero.report.load import RunDirError, load_run, select
+    from srezero.sweep.records import writable_problem
     from srezero.task.loader import more_task_dirs
 
     target = out or default_out(run_dir)
@@ -39,12 +41,23 @@ def report_cmd(run_dir: Path, out: Path | None, plots_only: bool, no_replay: boo
         raise click.BadParameter(f"{target} is inside the run directory {run_dir}: a report there mixes its pages "
                                  "into the records; write it elsewhere (the default is RUN_DIR-report next to it)",
                                  param_hint="--out")
+    made = not target.exists()
+    problem = writable_problem(target, directory=True)  # before the records are read and pages built
+    if problem:
+        raise click.BadParameter(f"cannot write the report to {target}: {problem}",
+                                 param_hint="--out" if out else None)
     try:
         run = select(load_run(run_dir), split_names(agents, "--agents"), split_names(tasks, "--tasks"), split, common)
         with more_task_dirs(dirs):  # the replays and task pages look the run's tasks up by id
             _report(run_dir, target, plots_only, no_replay, run)
     except RunDirError as exc:
+        if made:  # the check made the folder: a run with nothing to report leaves none behind
+            with contextlib.suppress(OSError):
+                target.rmdir()  # only when still empty
         raise click.ClickException(str(exc)) from None
+    except OSError as exc:  # a disk that fills up on the way: the run itself is only read, never touched
+        where = f" ({exc.filename})" if exc.filename else ""
+        raise click.ClickException(f"cannot write the report to {target}: {exc.strerror or exc}{where}") from None
 
 
 def default_out(run_dir: Path) -> Path:

@@ -284,3 +284,40 @@ def test_the_default_output_folder_is_named_after_the_run_or_the_file(small_run:
     # the help says so (compared without spaces: click may wrap the line at the hyphen)
     assert "forarecordfileFILE.json,FILE-reportnexttoit" in "".join(
         CliRunner().invoke(cli, ["report", "--help"]).output.split())
+
+
+def test_an_output_folder_that_cannot_be_made_is_one_line_before_any_work(small_run: Run, tmp_path: Path,
+                                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    """`report RUN --out /proc/x` was a FileNotFoundError traceback from mkdir, after reading the run."""
+    import srezero.report.load as load
+
+    blocker = tmp_path / "a-file"
+    blocker.write_text("x")
+    unwritable = [(blocker / "r", f"{blocker} is a file, not a directory")]
+    if Path("/proc/self").is_dir():  # Linux: permission bits let root "write" /proc, which takes no new folders
+        unwritable.append((Path("/proc/srezero-report"), "cannot write in /proc/srezero-report"))
+
+    def no_work(*args: Any, **kwargs: Any) -> None:
+        raise AssertionError("the run was read before the output folder was checked")
+
+    monkeypatch.setattr(load, "load_run", no_work)
+    for out, why in unwritable:
+        res = CliRunner().invoke(cli, ["report", str(small_run[0]), "--out", str(out)])
+        assert res.exit_code == 2 and f"cannot write the report to {out}: {why}" in res.output, res.output
+        assert "Traceback" not in res.output and not out.exists()
+    monkeypatch.undo()
+    # the check makes the folder; a run with nothing to report does not leave it behind
+    (tmp_path / "no-records").mkdir()
+    res = CliRunner().invoke(cli, ["report", str(tmp_path / "no-records"), "--out", str(tmp_path / "empty-out")])
+    assert res.exit_code == 1 and "no episode records found" in res.output and not (tmp_path / "empty-out").exists()
+    # a failure on the way (a full disk) is one line too
+    import srezero.report.build as build
+
+    def full(*args: Any, **kwargs: Any) -> None:
+        raise OSError(28, "No space left on device", str(tmp_path / "r" / "index.html"))
+
+    monkeypatch.setattr(build, "build_report", full)
+    res = CliRunner().invoke(cli, ["report", str(small_run[0]), "--out", str(tmp_path / "r"), "--no-replay"])
+    assert res.exit_code == 1 and res.output.splitlines()[-1] == (
+        f"Error: cannot write the report to {tmp_path / 'r'}: No space left on device ({tmp_path / 'r' / 'index.html'})")
+    assert "Traceback" not in res.output
