@@ -83,9 +83,9 @@ def _port_taken(port: int) -> str | None:
 def _first_unplayed(task_id: str, seed_range: str, overwrite: bool) -> int:
     """The first seed of ``--seeds`` without a record at the default location (with ``--overwrite``: the first)."""
     from srezero.adapters._common import default_record_path
-    from srezero.commands.sweep import _seeds
+    from srezero.commands import parse_seeds
 
-    seeds = _seeds(seed_range, 0)
+    seeds = parse_seeds(seed_range, 0)
     if overwrite:
         return seeds[0]
     for s in seeds:

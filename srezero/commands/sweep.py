@@ -13,7 +13,7 @@ from typing import Any
 
 import click
 
-from srezero.commands import SEED, split_names
+from srezero.commands import SEED, parse_seeds, split_names
 from srezero.commands.llm_options import llm_options
 from srezero.commands.tasks import TASKS_DIR
 from srezero.errors import message
@@ -25,40 +25,6 @@ UPPER_BOUND = ("oracle",)
 def _upper(group: dict) -> bool:
     """Shown apart from the baselines: the agent read the ground truth."""
     return bool(group.get("privileged")) or group["agent"] in UPPER_BOUND
-
-
-#: The most seeds one run takes: far beyond any sweep, and small enough to list.
-MAX_SEEDS = 1_000_000
-
-
-def _seeds(seeds: str, start: int) -> list[int]:
-    """``5`` -> 0..4 (shifted by --seed-start); ``3,7`` or ``0-9`` -> exactly those seeds."""
-    s = seeds.strip()
-    if start and not s.isdigit():  # a list or a range names its seeds: a start would be silently ignored
-        raise click.BadParameter(f"--seed-start shifts a count of seeds (--seeds 5 --seed-start {start}); "
-                                 f"{seeds!r} already names its seeds, so write the ones you mean")
-    try:
-        if s.isdigit():
-            spans = [(start, start + int(s) - 1)]
-        else:
-            spans = []
-            for part in s.split(","):
-                lo, sep, hi = part.partition("-")
-                spans.append((int(lo), int(hi) if sep else int(lo)))
-                if spans[-1][1] < spans[-1][0]:
-                    raise click.BadParameter(f"{seeds!r}: the range {part.strip()} is empty; write low-high, e.g. 0-9")
-    except ValueError:
-        raise click.BadParameter(f"{seeds!r}: give a count (5), a list (3,7) or a range (0-9)") from None
-    # checked before any list is built: a count of 2**64 must be an error, not a machine out of memory
-    if any(hi > SEED.max for _, hi in spans):
-        given = f"{seeds!r} from --seed-start {start}" if start else repr(seeds)
-        raise click.BadParameter(f"{given}: seeds are integers from 0 to 2**63 - 1 (records hold 64-bit integers)")
-    if sum(hi - lo + 1 for lo, hi in spans) > MAX_SEEDS:
-        raise click.BadParameter(f"{seeds!r}: at most {MAX_SEEDS:,} seeds in one run")
-    out = [seed for lo, hi in spans for seed in range(lo, hi + 1)]
-    if not out:
-        raise click.BadParameter(f"{seeds!r}: no seeds to run; give a count of at least 1")
-    return sorted(set(out))
 
 
 @click.command("sweep")
@@ -115,7 +81,7 @@ def sweep_cmd(seeds: str, seed_start: int, agent_names: tuple[str, ...], agent_a
     specs = _select_tasks(split_names(task_ids, "--tasks"), split, difficulty, tuple(dirs))
     agents = _select_agents(split_names(agent_names, "--agents"), split_names(labels, "--label"), probe, agent_args,
                             path=replay_path, **llm)
-    seed_list = _seeds(seeds, seed_start)
+    seed_list = parse_seeds(seeds, seed_start)
     n_workers = workers if workers is not None else (os.cpu_count() or 1)
     from srezero.task.loader import more_task_dirs
 

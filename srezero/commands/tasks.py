@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 import click
 import orjson
 
-from srezero.commands import SEED
+from srezero.commands import SEED, parse_seeds
 from srezero.errors import message
 
 if TYPE_CHECKING:
@@ -259,12 +259,11 @@ def check_cmd(tasks: tuple[str, ...], seeds: str, seed_start: int, min_marks: fl
     """
     from pathlib import Path
 
-    from srezero.commands.sweep import _seeds
     from srezero.task.loader import get_task
     from srezero.task.validate import check_seed, min_marks_for, task_files
 
     try:
-        seed_list = _seeds(seeds, seed_start)
+        seed_list = parse_seeds(seeds, seed_start)
     except click.BadParameter as exc:
         exc.param_hint = "--seeds"
         raise
