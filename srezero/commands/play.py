@@ -35,7 +35,7 @@ def play_cmd(task_id: str | None, task_opt: str | None, seed: int, dirs: tuple[s
 
     import srezero
     from srezero.play import debrief, shell
-    from srezero.play.session import PlaySession, writable_problem
+    from srezero.play.session import PlaySession
     from srezero.play.style import Style, columns, want_colour
     from srezero.task.loader import get_task
 
@@ -45,7 +45,7 @@ def play_cmd(task_id: str | None, task_opt: str | None, seed: int, dirs: tuple[s
     if not task_id:
         raise click.UsageError("which task? e.g. srezero play inc-001 (`srezero tasks --no-spoilers` lists them without giving "
                                "away their causes)")
-    from srezero.sweep.records import REWARD
+    from srezero.sweep.records import REWARD, writable_problem
     from srezero.task.validate import check_builds
 
     try:

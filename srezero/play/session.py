@@ -21,7 +21,6 @@ import orjson
 
 from srezero.errors import near_misses
 from srezero.play.text import WIDTH, help_row
-from srezero.sweep.records import writable_problem as writable_problem  # re-exported: `play` asks it
 from srezero.tools.registry import ToolSpec, load_tools
 
 if TYPE_CHECKING:
