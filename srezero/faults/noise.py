@@ -336,12 +336,18 @@ def boot_dmesg(w: World, k: float) -> None:
     for node in w.topo.nodes:
         t0 = -float(_rng(w).uniform(3, 40)) * 86400
         w.boot_t[node.name] = t0  # dmesg counts seconds since this node's boot
-        for line in ("Linux version 6.1.0-27-cloud-amd64 (debian-kernel@lists.debian.org)",
-                     "nvme nvme0: 8/0/0 default/read/poll queues", "nvme nvme1: 8/0/0 default/read/poll queues",
-                     "EXT4-fs (nvme1n1): mounted filesystem with ordered data mode",
-                     "cgroup: cgroup2: unknown option \"memory_recursiveprot\""):
-            w.dmesg_lines[node.name].append((t0, line))
-            t0 += 1.7
+        at = t0
+        for line, gap in _BOOT_LINES:  # gap: seconds after the line before, as a boot spaces them
+            at += gap[0] + (gap[1] - gap[0]) * _rng(w).random()
+            w.dmesg_lines[node.name].append((at, line))
+
+
+#: A boot's kernel messages and the range of seconds each follows the one before by.
+_BOOT_LINES = (("Linux version 6.1.0-27-cloud-amd64 (debian-kernel@lists.debian.org)", (0.0, 0.0)),
+               ("nvme nvme0: 8/0/0 default/read/poll queues", (0.8, 1.6)),
+               ("nvme nvme1: 8/0/0 default/read/poll queues", (0.00002, 0.004)),
+               ("EXT4-fs (nvme1n1): mounted filesystem with ordered data mode", (1.5, 4.0)),
+               ("cgroup: cgroup2: unknown option \"memory_recursiveprot\"", (2.0, 6.0)))
 
 
 _WARNINGS = (

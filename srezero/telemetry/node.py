@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING
 from srezero.sim.clock import TICK_S
 from srezero.sim.lifecycle import LISTEN_PORT
 from srezero.sim.metrics import R_CPU
+from srezero.sim.rng import stable_int
 
 if TYPE_CHECKING:
     from srezero.sim.components import Node, Replica
@@ -30,8 +31,30 @@ def dmesg(w: World, node: Node, limit: int = 40) -> str:
         return unreachable(node)
     lines = sorted(w.dmesg_lines[node.name], key=lambda x: x[0])[-limit:]
     boot = w.boot_t.get(node.name, -50 * 86400.0)
-    out = [f"[{t - boot:12.6f}] {text}" for t, text in lines]
+    out = []
+    group_t, shown = None, 0.0
+    for t, text in lines:
+        if t != group_t:  # a new burst
+            group_t, shown = t, t - boot - (_jitter(w, node, t, 0) if t > boot + BOOT_S else 0.0)
+        else:  # the next line of a burst follows within microseconds
+            shown += 2e-5 + _jitter(w, node, t, len(out)) * 1e-3
+        out.append(f"[{shown:12.6f}] {text}")
     return "\n".join(out) if out else "(kernel ring buffer empty)"
+
+
+#: Lines this soon after a node's boot keep their stamps (the boot's own messages are spaced already).
+BOOT_S = 60.0
+
+
+def _jitter(w: World, node: Node, t: float, k: int) -> float:
+    """A stable fraction of a second for the ``k``-th line at simulated time ``t`` on ``node``.
+
+    The model logs a tick's kernel messages at the tick's end; a kernel logs them when they happen.
+    Moving each burst back by under a second gives the stamps a kernel's scatter (lines 29-31 s apart,
+    not 30.000000, with no fractional part shared by every line) while keeping every line after the
+    write that caused it (an agent's actions fall on whole seconds). Rendered, not stored: the
+    world's timeline and everything scored from it stay on the tick."""
+    return stable_int(w.seed, node.name, t, k) % 999_983 / 1_000_000
 
 
 def disk_health(w: World, node: Node) -> str:

@@ -4,6 +4,7 @@ the other (see tests/sim/test_model.py for the twins)."""
 
 from __future__ import annotations
 
+import itertools
 import re
 
 import pytest
@@ -128,6 +129,35 @@ def test_unreadable_sectors_show_in_dmesg_and_smart_of_that_disk_only(seed: int)
     assert int(media.search(node_telemetry.disk_health(touched, primary.node)).group(1)) == disk.io_errors > 0
     assert int(media.search(node_telemetry.disk_health(plain, plain.topo.db_primary().node)).group(1)) == 0
     assert at(touched, primary.node.name, "disk_io_errors") > 0 == at(plain, primary.node.name, "disk_io_errors")
+
+
+DMESG_STAMP = re.compile(r"^\[\s*(\d+\.\d{6})\] (.*)$")
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+def test_kernel_stamps_scatter_like_a_kernels_but_keep_order_bursts_and_the_boot(seed: int) -> None:
+    _, touched = twins(seed)
+    primary = touched.topo.db_primary()
+    primary.node.data_disk.read_error_rate = 0.01
+    advance(300.0, touched)
+    text = node_telemetry.dmesg(touched, primary.node, 40)
+    stamps = [(float(m.group(1)), m.group(2)) for m in map(DMESG_STAMP.match, text.splitlines())]
+    assert all(stamps) and len(stamps) > 8
+    times = [t for t, _ in stamps]
+    assert times == sorted(times) and times[0] == 0.0 and stamps[0][1].startswith("Linux version")
+    live = [t for t, line in stamps if "I/O error" in line]
+    # the model logs them on the tick; shown, each burst moves back by under a second, differently
+    assert len({round(t % 1.0, 6) for t in live}) == len(live) > 3
+    assert all(TICK_S - 1 < b - a < TICK_S + 1 for a, b in itertools.pairwise(live) if b - a > 1)
+    assert text == node_telemetry.dmesg(touched, primary.node, 40)
+    # a burst's lines (written at one moment) stay together and in the order the kernel wrote them
+    burst = ["nvme nvme1: I/O 417 QID 3 timeout, aborting", "blk_update_request: I/O error, dev nvme1n1",
+             "nvme nvme1: resetting controller"]
+    touched.dmesg_lines[primary.node.name] += [(touched.now, line) for line in burst]
+    tail = [(float(m.group(1)), m.group(2)) for m in map(DMESG_STAMP.match, node_telemetry.dmesg(
+        touched, primary.node, 40).splitlines()[-3:])]
+    assert [line for _, line in tail] == burst
+    assert all(0 < b - a < 0.002 for (a, _), (b, _) in itertools.pairwise(tail))
 
 
 def _change_stamps(acts: list[str], task: str = "inc-014", seed: int = 7) -> dict[str, float]:
