@@ -57,7 +57,8 @@ def _code(text: Any) -> str:
 
 def _range(p: Any) -> str:
     if p.choices:
-        return ", ".join(_code(c) for c in p.choices)
+        per_world = "; unset, each world picks one" if p.per_world else ""
+        return ", ".join(_code(c) for c in p.choices) + per_world
     if p.lo is not None or p.hi is not None:
         lo = "" if p.lo is None else f"{p.lo:g}"
         hi = "" if p.hi is None else f"{p.hi:g}"

@@ -76,6 +76,13 @@ class Param:
     #: [lo, hi]). For parameters the world's workload sets, such as the share of requests that reach a
     #: bug: it depends on the traffic mix, and a value read off the page must not name the task.
     spread: float = 0.0
+    #: For a parameter with ``choices``: when a task leaves it unset, each world picks one of them (a
+    #: stable hash, like ``spread``), so what one world shows (which index is gone) names no other.
+    per_world: bool = False
+
+    def pick_in_world(self, *key: object) -> Any:
+        """The choice a world keyed by ``key`` makes for a :attr:`per_world` parameter a task left unset."""
+        return self.choices[stable_int(*key, "choice", self.name) % len(self.choices)]
 
     def in_world(self, value: Any, *key: object) -> Any:
         """``value`` as the world keyed by ``key`` sees it: moved by a seeded factor within ``spread``.
@@ -302,6 +309,8 @@ class Fault:
         self.target = resolve_target(w, spec.target, index)
         self.params = self.resolve_params(spec.params)
         for p in self.meta.params:
+            if p.per_world and p.name not in spec.params:
+                self.params[p.name] = p.pick_in_world(w.spec.id, w.seed, index)
             self.params[p.name] = p.in_world(self.params[p.name], w.spec.id, w.seed, index)
         self.onset = spec.at
         self.injected = False
@@ -449,7 +458,7 @@ def info(cls: type[Fault]) -> FaultInfo:
     return FaultInfo(
         name=m.name, layer=m.layer, category=m.category, targets=list(m.targets), description=m.description,
         params=[{"name": p.name, "type": p.type.__name__, "default": p.default, "min": p.lo, "max": p.hi,
-                 "choices": list(p.choices), "spread": p.spread, "description": p.description} for p in m.params],
+                 "choices": list(p.choices), "spread": p.spread, "per_world": p.per_world, "description": p.description} for p in m.params],
         signals=[{"tool": s.tool, "on": s.on, "args": dict(s.args), "pattern": s.pattern, "description": s.description}
                  for s in m.signals],
         remedies=[{"tool": r.tool, "description": r.description} for r in m.remedies],

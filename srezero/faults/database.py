@@ -102,7 +102,8 @@ class MissingIndex(Declared):
     meta = FaultMeta(
         name="missing_index", layer="database", category="code_defect", targets=("service:database",),
         description="an index dropped by a migration: the queries that used it scan the whole table",
-        params=(Param("index", str, "orders.customer_id", choices=_SCAN_TARGETS, description="table.column"),
+        params=(Param("index", str, "orders.customer_id", choices=_SCAN_TARGETS, per_world=True,
+                      description="table.column"),
                 Param("scan_cost", float, 6.0, lo=2.0, hi=30.0, description="work per read relative to healthy")),
         signals=(Signal("search_logs", "database", pattern=r"duration: .*<column> = \$1",
                         description="slow statements filtering on the unindexed column"),
@@ -112,7 +113,7 @@ class MissingIndex(Declared):
         remedies=(Remedy("create_index", "CREATE INDEX CONCURRENTLY on the same table and column (about 45 s)"),),
         wrong_fix_effects="restarts and failovers keep the schema; indexing another column only adds load; "
                           "scaling the web tier sends more queries",
-        example="database", example_params=(("index", "orders.customer_id"), ("scan_cost", 6.0)),
+        example="database", example_params=(("scan_cost", 6.0),),
     )
 
     def prepare(self, w: World) -> None:

@@ -60,6 +60,9 @@ def meta_problems(meta: FaultMeta) -> list[str]:
         if not p.choices and p.type not in (str, bool, object) and (p.lo is None or p.hi is None):
             problems.append(f"params.{p.name}: a {p.type.__name__} parameter needs a range (lo= and hi=) or "
                             "choices=; task validation checks values against it")
+        if p.per_world and not p.choices:
+            problems.append(f"params.{p.name}: per_world=True picks one of the choices in each world; "
+                            "give choices= or drop per_world")
     if meta.example:
         if not _SELECTOR.match(meta.example.strip()):
             problems.append(f"example: {meta.example!r} is not a target selector (e.g. web_server, "

@@ -69,6 +69,8 @@ def _declare(**changes: object) -> type:
     ({"category": "resource_exaustion"}, "category: unknown category 'resource_exaustion'; one of "),
     ({"params": (Param("ramp_min", float, 5.0, description="minutes to peak"),)},
      "params.ramp_min: a float parameter needs a range (lo= and hi=) or choices="),
+    ({"params": (Param("process", str, "nodexporter", per_world=True),)},
+     "params.process: per_world=True picks one of the choices in each world; give choices= or drop per_world"),
     ({"example": "web_server"}, "example: 'web_server' is a service target, which the primitive does not accept; "
                                 "targets: node"),
     ({"example": "node(database.primary"}, "example: 'node(database.primary' is not a target selector"),

@@ -1,4 +1,5 @@
-"""Parameters a world's workload sets: each world moves the task's value within the declared spread."""
+"""Parameters that vary by world: a workload share moves within its spread; a per-world choice a task
+leaves unset is picked by each world."""
 
 from __future__ import annotations
 
@@ -41,3 +42,24 @@ def test_only_workload_shares_spread() -> None:
     spread = {(name, p.name) for name, cls in REGISTRY.items() for p in cls.meta.params if p.spread}
     assert spread == {("bad_deploy", "error_rate"), ("feature_flag_bug", "error_rate")}
     assert srezero.make("inc-029", seed=0).reset()  # the tasks that use them still page
+
+
+def test_a_per_world_choice_left_unset_is_each_worlds_and_one_a_task_sets_is_kept() -> None:
+    p = Param("index", str, "a.x", choices=("a.x", "b.y", "c.z"), per_world=True)
+    picks = [p.pick_in_world("inc-x", seed, 0) for seed in range(60)]
+    assert picks == [p.pick_in_world("inc-x", seed, 0) for seed in range(60)] and set(picks) == set(p.choices)
+    spec = get_task("inc-025")  # missing_index leaves the index to the world
+    assert "index" not in spec.faults[0].params
+    gone = {World.build(spec, seed).faults[0].index for seed in range(12)}
+    assert len(gone) >= 3, gone
+    pinned = spec.model_copy(deep=True)
+    pinned.faults[0].params["index"] = "invoices.order_id"
+    assert {World.build(pinned, seed).faults[0].index for seed in range(4)} == {"invoices.order_id"}
+
+
+def test_the_missing_index_is_the_only_per_world_choice() -> None:
+    """A per-world choice must change what the agent has to find, not how the incident unfolds (which
+    index is gone does not change the model's dynamics); a new one needs that check first."""
+    load_all()
+    per_world = {(name, p.name) for name, cls in REGISTRY.items() for p in cls.meta.params if p.per_world}
+    assert per_world == {("missing_index", "index")}
