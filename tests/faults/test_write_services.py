@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from srezero.faults.base import load_all
+from srezero.tools.consoles import SCHEMA
 from tests.faults.harness import start
 
 
@@ -50,8 +51,11 @@ def test_a_database_restart_ends_the_blocking_session_wherever_in_the_tick_it_la
 def test_create_index_takes_time_and_must_match() -> None:
     env, w, f = _fault("missing_index")
     assert not _do(env, "create_index", table="nope", column="id").ok
-    assert "already exists" in _do(env, "create_index", table="orders", column="id").error
-    assert _do(env, "create_index", table=f.table, column="status").ok
+    taken = next(c for c in ("customer_id", "created_at") if f"orders.{c}" != f.index)
+    skipped = _do(env, "create_index", table="orders", column=taken)  # IF NOT EXISTS: a notice, no build
+    assert skipped.ok and "already exists, skipping" in skipped.text and w.state.index_build_until < w.now
+    assert env.st.writes[-1].reason == "addresses no root cause"  # a write like any other: a probe is a wrong fix
+    assert _do(env, "create_index", table=f.table, column=SCHEMA[f.table][1][0]).ok  # an unindexed column
     assert not _do(env, "create_index", table=f.table, column=f.column).ok  # one build at a time
     w.advance(60)
     assert w.state.db_missing_index == f.index  # the wrong column did not help
