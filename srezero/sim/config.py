@@ -11,7 +11,7 @@ value is not checked here but emerges from the model (a pool larger than the dat
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -157,6 +157,8 @@ class Conventions:
     weight_scale: int
     rate_limit_headroom: float  # 0: no rate limit; else the limit as a multiple of a replica's share of traffic
     overrides: dict[tuple[str, str], Any]  # (service, key) -> this world's value of a key set by convention
+    #: settings this world's operators left outside the healthy draw range long ago (:data:`QUIRKS`)
+    quirks: dict[tuple[str, str], Any] = field(default_factory=dict)
     #: the node image's kernel limits: fs.file-max, nf_conntrack_max and the ephemeral port range (low,
     #: high); the same on every node of a world, different between worlds, so only a node that differs
     #: from its siblings stands out
@@ -188,7 +190,26 @@ def conventions(rng: Stream) -> Conventions:
     overrides[("load_balancer", "health_check_path")] = health_path
     weight_scale = pick(WEIGHT_SCALES)
     kernel = (pick(FILE_MAX), pick(CONNTRACK_MAX), *pick(PORT_RANGES))
-    return Conventions(endpoints, health_path, weight_scale, headroom, overrides, kernel)
+    # drawn last, so every convention above stays what it was before quirks existed
+    quirks = {(svc, key): draw(rng) for svc, key, draw in
+              (QUIRKS[i] for i in sorted(rng.permutation(len(QUIRKS))[: pick(QUIRK_COUNTS)]))}
+    return Conventions(endpoints, health_path, weight_scale, headroom, overrides, quirks, kernel)
+
+
+#: Settings a world's operators may have left, long ago, at a value outside the healthy draw range:
+#: debug logging nobody turned back off, Postgres's stock 128 MB of shared buffers (or a generous
+#: share of the node), a client cap sized for the handful of clients a cache has, a long edge
+#: timeout for a long-poll endpoint. Each is harmless in the model: a key no model reads, or a limit
+#: that binds only further from the load than a healthy one. So a value no other world shows is no
+#: evidence by itself, as an engineer's "that looks odd" is not (docs/scoring.md, "Config diffing").
+QUIRKS: tuple[tuple[str, str, Callable[[Stream], Any]], ...] = (
+    ("web_server", "log_level", _const("debug")),
+    ("database", "shared_buffers_mb", _choice(128, 128, 256, 512, 24576, 32768)),
+    ("cache", "max_clients", _int(1000, 4000, 500)),
+    ("load_balancer", "idle_timeout_s", _int(900, 3600, 300)),
+)
+#: How many of :data:`QUIRKS` a world has (one draw from this tuple): most worlds have one.
+QUIRK_COUNTS = (0, 0, 1, 1, 1, 1, 2, 2)
 
 
 #: Keys that describe the world rather than configure it: shown by get_config, not settable.

@@ -147,7 +147,7 @@ def build(size: TopologySize, rng: Stream, conventions_rng: Stream) -> Topology:
     lb = topo.services["load_balancer"]
     for rep in topo.services["web_server"].replicas:
         lb.config[f"backend_weight.{rep.name}"] = conv.weight_scale
-    for (svc, key), value in conv.overrides.items():
+    for (svc, key), value in (*conv.overrides.items(), *conv.quirks.items()):
         topo.services[svc].config[key] = value
     web = topo.services["web_server"]
     for flag in config.FEATURE_FLAGS:

@@ -124,3 +124,56 @@ def test_values_a_service_refuses_change_nothing_and_its_limits_keep_the_model_r
             for action in ("get_status()", f"get_config(service='{spec.service}')", "resolve()"):
                 *_, info = env.step(action)
             assert info["result"]["internal_errors"] == [], (args, info["result"]["internal_errors"])
+
+
+def _drawn_range(spec: config.ConfigKey) -> set:
+    """Every value the key's healthy default draws (the draws are small grids)."""
+    return {spec.default(stream("range", n, spec.key)) for n in range(400)}
+
+
+def test_some_worlds_keep_an_odd_but_harmless_value_no_healthy_draw_gives() -> None:
+    """A value a learner never saw in other worlds is no evidence by itself: most worlds have a
+    setting their operators left outside the healthy range long ago, harmlessly (config.QUIRKS)."""
+    from srezero.faults.envelopes import within
+
+    control = srezero.get_task("inc-011")
+    counts: dict[int, int] = defaultdict(int)
+    seen: dict[tuple[str, str], set] = defaultdict(set)
+    for seed in SEEDS:
+        w = World.build(control, seed)
+        quirks = w.topo.conventions.quirks
+        counts[len(quirks)] += 1
+        for (svc, key), value in quirks.items():
+            assert w.services[svc].config[key] == value
+            assert within(w, svc, key, value) is not False, (svc, key, value)  # inside any safe envelope
+            seen[(svc, key)].add(value)
+    assert set(counts) == {0, 1, 2} and counts[1] > counts[0] and counts[1] > counts[2], counts
+    assert set(seen) == {(svc, key) for svc, key, _ in config.QUIRKS}
+    for (svc, key), values in seen.items():
+        healthy = _drawn_range(config.BY_SERVICE[svc][key])
+        assert values and not values & healthy, (svc, key, values, healthy)
+
+
+@pytest.mark.parametrize("task", ["inc-001", "inc-025", "inc-050"])
+def test_a_quirk_changes_no_metric(task: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The quirks are keys no model reads or limits that bind only further from the load: the same
+    world without its quirk runs the same numbers (its config and history text aside)."""
+    import numpy as np
+
+    spec = srezero.get_task(task)
+    checked = 0
+    for seed in range(8):
+        with_quirks = World.build(spec, seed)
+        if not with_quirks.topo.conventions.quirks:
+            continue
+        monkeypatch.setattr(config, "QUIRK_COUNTS", (0,))
+        plain = World.build(spec, seed)
+        monkeypatch.undo()
+        assert not plain.topo.conventions.quirks
+        for w in (with_quirks, plain):
+            w.page()
+            w.advance(900)
+        assert with_quirks.t_page == plain.t_page
+        assert np.allclose(with_quirks.buf, plain.buf, rtol=1e-9, atol=1e-9)
+        checked += 1
+    assert checked >= 4
