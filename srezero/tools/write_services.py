@@ -95,7 +95,8 @@ def create_index(ctx: ToolContext, table: Annotated[str, "table to index"],
     _column(table, column)
     key = f"{table}.{column}"
     if column in SCHEMA[table][0] and column != "id" and key != st.db_missing_index:
-        # Postgres skips it with a notice. Still a write the agent made: like any write, it is judged
+        # Postgres skips it with a notice (an "id" column is the primary key, whose index has another
+        # name, so that one builds a redundant index). Still a write the agent made: like any write, it is judged
         # (a wrong fix, unless it is part of one), so trying columns one by one to see which index
         # is missing costs what a shotgun costs, not what a typo does.
         return ToolOutput(f'NOTICE:  relation "{table}_{column}_idx" already exists, skipping')
