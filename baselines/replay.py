@@ -5,13 +5,14 @@ variable), one of:
 
 * an episode record (``.json``: ``srezero run --out x.json``, ``srezero play --record``, a sweep's
   ``seed-NNNN.json``): its trajectory's actions are replayed on the episode it records. Another task
-  or seed is refused when the episode starts, unless ``any_episode`` (``--agent-arg any_episode=true``)
+  or seed is refused (by :meth:`ReplayAgent.check_episodes`, which ``run`` and ``sweep`` call before
+  any episode, or when the episode starts), unless ``any_episode`` (``--agent-arg any_episode=true``)
   says to play its actions there anyway;
 * an action file (``.jsonl`` or ``.txt``): one action per line, a JSON object or a text call;
   blank lines and lines starting with ``#`` are skipped; any episode;
 * a run directory (or its ``episodes/`` folder, or one agent's folder in it): the record of the
   same episode (matched on the briefing's opaque episode id) is replayed; an episode with no record
-  is an agent error. When several agents recorded the same episodes, name one with ``agent``
+  is refused the same way. When several agents recorded the same episodes, name one with ``agent``
   (``--agent-arg agent=NAME``).
 
 Anything else (another kind of file, a JSON file that is no record, a folder without records) is
@@ -24,7 +25,9 @@ same task and seed reproduces its result exactly.
 
 from __future__ import annotations
 
+import copy
 import os
+import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -119,6 +122,65 @@ def _seeds_text(seeds: list[int]) -> str:
     return f"seed {shown}" if len(seeds) == 1 else f"seeds {shown}{', ...' if len(seeds) > 6 else ''}"
 
 
+def _some(names: list[str]) -> str:
+    return ", ".join(names[:4]) + (f" and {len(names) - 4} more" if len(names) > 4 else "")
+
+
+#: Folders read in this process: folder -> (signature, episode id -> agent label -> record). A sweep
+#: creates a replay agent per episode, and reading a folder of 1,325 records takes about half a second,
+#: so a folder is read once per process and again only when one of its folders changed: every srezero
+#: writer renames a finished record into place, which changes the mtime of the folder it lands in.
+_FOLDERS: dict[Path, tuple[tuple[tuple[str, int], ...], dict[str, dict[str | None, _Script]]]] = {}
+
+
+def _signature(root: Path) -> tuple[tuple[str, int], ...]:
+    """Every folder under ``root`` (itself included) with its mtime: a record added, replaced or removed
+    anywhere changes it (symlinked folders are not followed)."""
+    out, stack = [], [str(root)]
+    while stack:
+        folder = stack.pop()
+        out.append((folder, os.stat(folder).st_mtime_ns))
+        with os.scandir(folder) as entries:
+            stack.extend(e.path for e in entries if e.is_dir(follow_symlinks=False))
+    return tuple(sorted(out))
+
+
+def _read_folder(root: Path) -> dict[str, dict[str | None, _Script]]:
+    """Each record in ``root`` by episode id and agent label (cached, see :data:`_FOLDERS`); refuses two
+    records of one agent for one episode."""
+    key = root.resolve()
+    signature = _signature(key)
+    hit = _FOLDERS.get(key)
+    if hit is not None and hit[0] == signature:
+        return hit[1]
+    files = sorted(root.rglob("seed-*.json")) or sorted(root.rglob("*.json"))
+    found: dict[str, dict[str | None, _Script]] = {}
+    for p in files:
+        try:
+            record = orjson.loads(p.read_bytes())
+        except (OSError, orjson.JSONDecodeError):
+            continue  # not a record (a folder may hold other JSON); it cannot be the one to replay
+        script = _script(record, p)
+        if script is None or not isinstance(record.get("episode_id"), str):
+            continue
+        label = None if record.get("agent") is None else str(record["agent"])
+        same = found.setdefault(record["episode_id"], {})
+        if label in same:
+            of = f" of agent {label}" if label is not None else ""
+            raise ValueError(f"{root}: two records{of} for {script.names()}: {same[label].where} and "
+                             f"{p}; give the one to replay with --replay FILE")
+        same[label] = script
+    # a folder changed in the last seconds may change again within its clock's granularity, unseen
+    # (git's "racy clean" case): such a read is not kept
+    if all(mtime < time.time_ns() - _RACY_NS for _, mtime in signature):
+        _FOLDERS[key] = (signature, found)
+    return found
+
+
+#: How recent a folder's change must be for a read of it not to be cached (:func:`_read_folder`).
+_RACY_NS = 2_000_000_000
+
+
 def _holdings(scripts: list[_Script]) -> str:
     """What a folder's records cover, briefly: ``inc-001 seeds 0, 1; inc-003 seed 0``."""
     by_task: dict[str, set[int]] = {}
@@ -161,23 +223,7 @@ class ReplayAgent:
         """Each episode's record in the folder; refuses a folder where the episode to replay could be
         ambiguous (two agents recorded the same episode), or with nothing to replay."""
         root = self.path / "episodes" if (self.path / "episodes").is_dir() else self.path
-        files = sorted(root.rglob("seed-*.json")) or sorted(root.rglob("*.json"))
-        found: dict[str, dict[str | None, _Script]] = {}  # episode id -> agent label -> its record
-        for p in files:
-            try:
-                record = orjson.loads(p.read_bytes())
-            except (OSError, orjson.JSONDecodeError):
-                continue  # not a record (a folder may hold other JSON); it cannot be the one to replay
-            script = _script(record, p)
-            if script is None or not isinstance(record.get("episode_id"), str):
-                continue
-            label = None if record.get("agent") is None else str(record["agent"])
-            same = found.setdefault(record["episode_id"], {})
-            if label in same:
-                of = f" of agent {label}" if label is not None else ""
-                raise ValueError(f"{self.path}: two records{of} for {script.names()}: {same[label].where} and "
-                                 f"{p}; give the one to replay with --replay FILE")
-            same[label] = script
+        found = _read_folder(root)
         if not found:
             raise ValueError(f"{self.path}: no episode records in this folder; the replay agent reads {ACCEPTED}")
         labels = sorted({label for same in found.values() for label in same if label is not None})
@@ -193,6 +239,25 @@ class ReplayAgent:
                              f"({', '.join(labels)}): choose the one to replay with --agent-arg agent=NAME, "
                              f"e.g. --agent-arg agent={labels[0]} (agent={labels[0]!r} in Python)")
         return {eid: next(iter(same.values())) for eid, same in found.items()}
+
+    def check_episodes(self, episodes: dict[str, str]) -> None:
+        """Refuse, before any episode runs, a source that cannot replay all of ``episodes`` (episode id
+        -> how to name it, e.g. "inc-001 seed 3"): a folder without their records, or one record of
+        another episode. The same checks :meth:`reset` makes, for a whole run at once."""
+        if self._fixed is not None:
+            if self.any_episode or self._fixed.episode_id is None:
+                return
+            other = [name for eid, name in episodes.items() if eid != self._fixed.episode_id]
+            if other:
+                raise ValueError(f"{self.path} records {self._fixed.names()}, not {_some(other)}: replay it "
+                                 f"with --task {self._fixed.task_id} --seed {self._fixed.seed}, or add --agent-arg "
+                                 "any_episode=true to play its actions on other episodes anyway")
+            return
+        missing = [name for eid, name in episodes.items() if eid not in self._by_episode]
+        if missing:
+            of = f" of agent {self.agent}" if self.agent is not None else ""
+            raise ValueError(f"{self.path} has no record{of} for {_some(missing)} ({len(missing)} of the "
+                             f"{len(episodes)} episode(s) to play); it holds {_holdings(list(self._by_episode.values()))}")
 
     def reset(self, task_info: Briefing, seed: int, tool_specs: list[dict[str, Any]]) -> None:
         if self._fixed is not None:
@@ -211,7 +276,7 @@ class ReplayAgent:
                 raise LookupError(f"{self.path} has no record{of} for this task and seed; it holds "
                                   f"{_holdings(list(self._by_episode.values()))}")
             script = found
-        self.queue = list(script.actions)
+        self.queue = copy.deepcopy(script.actions)  # records are shared by the agents of a process
         self.stop_at_end = script.stop_at_end
 
     def act(self, observation: Observation) -> Any:

@@ -117,6 +117,11 @@ def _checked_seed(seed: Any) -> int:
     return int(seed)
 
 
+def episode_id(task_id: str, seed: int) -> str:
+    """The opaque id an agent's briefing carries for ``task_id`` under ``seed`` (a hash: it names neither)."""
+    return f"ep-{stable_int(task_id, seed, 'episode') % 16**10:010x}"
+
+
 @dataclass
 class EpisodeState:
     steps: int = 0
@@ -207,7 +212,7 @@ class Episode:
 
     @property
     def episode_id(self) -> str:
-        return f"ep-{stable_int(self.spec.id, self.seed, 'episode') % 16**10:010x}"
+        return episode_id(self.spec.id, self.seed)
 
     def step(self, action: Any) -> tuple[Observation, float, bool, bool, dict[str, Any]]:
         if self.world is None:

@@ -49,3 +49,22 @@ def parse_seeds(seeds: str, start: int) -> list[int]:
     if not out:
         raise click.BadParameter(f"{seeds!r}: no seeds to run; give a count of at least 1")
     return sorted(set(out))
+
+
+def check_episodes(agents: list, episodes: list[tuple[str, int]]) -> None:
+    """Before any episode runs, ask each agent that can tell (one with ``check_episodes``, such as the
+    replay agent) whether it can play all of ``episodes`` ((task id, seed) pairs), so that a missing
+    record is one error now rather than an agent error in each episode later."""
+    from srezero.agents import registry
+
+    askers = [a for a in agents if hasattr(registry.resolve(a.name), "check_episodes")]
+    if not askers:
+        return
+    from srezero.episode import episode_id
+
+    ids = {episode_id(task, seed): f"{task} seed {seed}" for task, seed in episodes}
+    for agent in askers:
+        try:
+            agent.create().check_episodes(ids)
+        except ValueError as exc:
+            raise click.ClickException(f"agent {agent.label}: {exc}") from None

@@ -15,7 +15,7 @@ import sys
 import click
 import orjson
 
-from srezero.commands import SEED
+from srezero.commands import SEED, check_episodes
 from srezero.commands.llm_options import llm_options
 from srezero.commands.tasks import TASKS_DIR
 from srezero.errors import DeclarationError, message
@@ -124,6 +124,7 @@ def _run_sim(task_id: str, dirs: tuple[str, ...], seed: int, agent, show_traceba
         check_builds(spec, task_id, seed)
     except (KeyError, ValueError, TaskFileError, OSError) as exc:
         raise click.ClickException(message(exc)) from None
+    check_episodes([agent], [(spec.id, seed)])  # a replay source without this episode: a usage error, now
     if show_traceback:
         from srezero.agents.runner import run_episode
         from srezero.episode import Episode

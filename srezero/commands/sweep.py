@@ -13,7 +13,7 @@ from typing import Any
 
 import click
 
-from srezero.commands import SEED, parse_seeds, split_names
+from srezero.commands import SEED, check_episodes, parse_seeds, split_names
 from srezero.commands.llm_options import llm_options
 from srezero.commands.tasks import TASKS_DIR
 from srezero.errors import message
@@ -82,6 +82,7 @@ def sweep_cmd(seeds: str, seed_start: int, agent_names: tuple[str, ...], agent_a
     agents = _select_agents(split_names(agent_names, "--agents"), split_names(labels, "--label"), probe, agent_args,
                             path=replay_path, **llm)
     seed_list = parse_seeds(seeds, seed_start)
+    check_episodes(agents, [(tid, seed) for tid in specs for seed in seed_list])  # a replay source's gaps, now
     n_workers = workers if workers is not None else (os.cpu_count() or 1)
     from srezero.task.loader import more_task_dirs
 

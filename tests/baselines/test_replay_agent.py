@@ -82,7 +82,8 @@ def test_the_cli_names_the_episode_a_record_belongs_to(tmp_path: Path) -> None:
     path = _record(tmp_path, "inc-002", 1)
     base = ["run", "--agent", "replay", "--replay", str(path), "--quiet"]
     out = CliRunner().invoke(cli, [*base, "--task", "inc-003", "--seed", "1"])
-    assert out.exit_code == 1 and "records inc-002 seed 1, another episode" in out.output, out.output
+    assert out.exit_code == 1 and "records inc-002 seed 1, not inc-003 seed 1: replay it with --task inc-002 " \
+                                  "--seed 1" in " ".join(out.output.split()), out.output
     out = CliRunner().invoke(cli, [*base, "--task", "inc-003", "--seed", "1", "--agent-arg", "any_episode=true"])
     assert out.exit_code == 0 and "inc-003 seed=1 agent=replay: marks" in out.output, out.output
     out = CliRunner().invoke(cli, [*base, "--task", "inc-002", "--seed", "1"])
@@ -123,8 +124,9 @@ def test_a_seed_without_a_record_is_named_as_such(two_agents: Path) -> None:
     out = CliRunner().invoke(cli, ["run", "--task", "inc-001", "--agent", "replay", "--replay", str(two_agents),
                                    "--seed", "7", "--agent-arg", "agent=oracle", "--quiet"])
     assert out.exit_code == 1, out.output
-    assert f"{two_agents} has no record of agent oracle for this task and seed; it holds inc-001 seed 0" \
-        in " ".join(out.output.split())
+    assert f"{two_agents} has no record of agent oracle for inc-001 seed 7 (1 of the 1 episode(s) to play); it " \
+           "holds inc-001 seed 0" in " ".join(out.output.split())
+    assert "agent_error" not in out.output  # refused before the episode, not failed in it
     assert "two records" not in out.output
 
 
@@ -163,3 +165,46 @@ def test_loose_records_of_several_agents_replay_when_their_episodes_differ(tmp_p
 def test_help_says_how_to_choose_an_agent_in_a_run_directory(command: str) -> None:
     out = CliRunner().invoke(cli, [command, "--help"])
     assert "--agent-arg agent=NAME picks one agent's records" in " ".join(out.output.split())
+
+
+def test_a_sweep_names_every_episode_its_replay_source_lacks_before_running(two_agents: Path, tmp_path: Path) -> None:
+    out_dir = tmp_path / "again"
+    out = CliRunner().invoke(cli, ["sweep", "--agents", "replay", "--replay", str(two_agents), "--agent-arg",
+                                   "agent=oracle", "--tasks", "inc-001,inc-003", "--seeds", "2", "--out", str(out_dir),
+                                   "--no-progress"])
+    text = " ".join(out.output.split())
+    assert out.exit_code == 1 and "has no record of agent oracle for inc-001 seed 1, inc-003 seed 0, inc-003 " \
+                                  "seed 1 (3 of the 4 episode(s) to play); it holds inc-001 seed 0" in text, text
+    assert not (out_dir / "episodes").exists()  # nothing ran
+    out = CliRunner().invoke(cli, ["sweep", "--agents", "replay", "--replay", str(two_agents), "--agent-arg",
+                                   "agent=oracle", "--tasks", "inc-001", "--seeds", "1", "--out", str(out_dir),
+                                   "--no-progress"])
+    assert out.exit_code == 0 and "replay" in out.output, out.output
+
+
+def test_a_folder_is_read_once_per_process_until_a_record_lands_in_it(tmp_path: Path, monkeypatch) -> None:
+    """A sweep creates a replay agent per episode; re-reading a run directory each time made a replay
+    sweep quadratic (half a second per episode for the reference records)."""
+    import shutil
+
+    from baselines import replay
+    from srezero.sweep.records import write_atomic
+
+    folder = tmp_path / "run"
+    (folder / "a").mkdir(parents=True)
+    shutil.copy(_record(tmp_path, "inc-001", 0), folder / "a" / "seed-0000.json")
+    monkeypatch.setattr(replay, "_RACY_NS", 0)  # trust the clock: a fresh folder may be cached at once
+    reads = []
+    real = replay._script
+    monkeypatch.setattr(replay, "_script", lambda record, where: reads.append(where) or real(record, where))
+    first = registry.create("replay", path=str(folder))
+    second = registry.create("replay", path=str(folder))
+    assert len(reads) == 1 and first._by_episode.keys() == second._by_episode.keys()
+    write_atomic(folder / "a" / "seed-0003.json", _record(tmp_path, "inc-001", 3).read_bytes())
+    third = registry.create("replay", path=str(folder))
+    assert len(reads) == 3 and len(third._by_episode) == 2  # its folder changed: read again
+    monkeypatch.setattr(replay, "_RACY_NS", 10**18)  # a folder that may still change is never kept
+    replay._FOLDERS.clear()
+    registry.create("replay", path=str(folder))
+    registry.create("replay", path=str(folder))
+    assert len(reads) == 7
