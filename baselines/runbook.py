@@ -334,7 +334,7 @@ def _slow_query(agent: RunbookAgent, svc: str, replica: str, m: re.Match[str]) -
 
 def _poison(agent: RunbookAgent, svc: str, replica: str, m: re.Match[str]) -> Script:
     yield from ()
-    return Finding("worker", "code_defect", f"message {m.group(1)} fails every delivery (poison message)",
+    return Finding("worker", "code_defect", f"message {m.group(1)} fails every attempt (poison message)",
                    [call("dead_letter_message", message_id=m.group(1))])
 
 
@@ -398,7 +398,7 @@ SIGNATURES: tuple[Signature, ...] = tuple(Signature(n, re.compile(p), h) for n, 
     ("idle_timeout", r"exceeded upstream idle timeout",
      _revert_harmful((("load_balancer", "idle_timeout_s", -1),), "misconfiguration",
                      "the balancer cuts slow requests at its idle timeout")),
-    ("poison", r"(?:job|message) (\w+) (?:failed: ValueError|on queue 'jobs' redelivered)", _poison),
+    ("poison", r"(?:job|message) (\w+) (?:failed: ValueError|on queue 'jobs' unacked)", _poison),
     ("no_upstream", r"no live upstreams", _follow("web_server")),
     ("upstream_timeout", r"upstream timed out", _follow("web_server")),
     ("job_db_error", r"failed: database error", _follow("database")),

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 from srezero.faults.base import FaultMeta, Param, Remedy, RootCause, Signal, register
 from srezero.faults.common import CFG, CHANGE, Declared, TunedConfig, baseline, healthy_db_lat, live
 from srezero.faults.envelopes import healthy
-from srezero.sim.queue import job_seconds
+from srezero.sim.queue import job_seconds, worker_restarts
 from srezero.sim.rng import stable_int
 
 if TYPE_CHECKING:
@@ -37,7 +37,9 @@ def _slots_per_replica(w: World) -> int:
 @register
 class PoisonMessage(Declared):
     """Malformed messages the consumer cannot parse. The consumer retries them in-process without
-    acking, holding its whole prefetch window, so each one stalls a worker; restarts redeliver them."""
+    acking, holding its whole prefetch window and extending the message's visibility timeout while it
+    works on it (so the broker neither redelivers nor dead-letters it), so each one stalls a worker;
+    restarts redeliver them."""
 
     meta = FaultMeta(
         name="poison_message", layer="queue", category="code_defect", targets=("service:message_queue",),
@@ -45,7 +47,7 @@ class PoisonMessage(Declared):
         params=(Param("count", int, 3, lo=1, hi=8, description="poison messages"),),
         signals=(Signal("search_logs", "worker", pattern="invalid literal", description="the parse failure"),
                  Signal("inspect_queue", "any", args=(("view", "messages"),), pattern="<first>",
-                        description="messages with thousands of deliveries"),
+                        description="messages held unacked for minutes"),
                  _AGE),
         remedies=(Remedy("dead_letter_message", "move every poison message to jobs.dlq (kept for a fix later)"),),
         wrong_fix_effects="restarting workers redelivers the same messages; scaling adds workers that get stuck "
@@ -57,8 +59,12 @@ class PoisonMessage(Declared):
         self.ids = [f"{stable_int(w.seed, 'poison', self.index, i) % 16**6:06x}" for i in range(self.params["count"])]
 
     def inject(self, w: World) -> None:
-        w.state.mq_poison_ids.extend(self.ids)
-        w.state.mq_poison = len(w.state.mq_poison_ids)
+        st = w.state
+        st.mq_poison_ids.extend(self.ids)
+        st.mq_poison = len(st.mq_poison_ids)
+        restarts = worker_restarts(w)
+        for i in self.ids:
+            st.mq_poison_since[i], st.mq_poison_restarts0[i] = w.now, restarts
 
     def subs(self, w: World) -> dict[str, str]:
         return {"first": self.ids[0]}

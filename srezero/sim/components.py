@@ -8,7 +8,8 @@ attributes every tick, and a slot lookup is markedly cheaper than a dict lookup.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+
+from srezero.sim.config import Config
 
 SERVICE_KINDS = ("load_balancer", "web_server", "cache", "database", "message_queue", "worker")
 
@@ -211,6 +212,7 @@ class Replica:
         "leaked_conns",
         "load_prev",
         "mem_mb",
+        "moves",
         "name",
         "node",
         "over_limit",
@@ -235,6 +237,7 @@ class Replica:
         self.restarts = 0
         self.last_restart_t = -1e9
         self.crash_reason = ""
+        self.moves: list[tuple[float, int]] = []  # (time, index of the node it left): where it ran before
         self.cred = ""  # the database credential version the process started with (env.CREDENTIALS_VERSION)
         self.base_mem_mb = 0.0
         self.mem_mb = 0.0
@@ -311,7 +314,7 @@ class Service:
 
     kind: str
     replicas: list[Replica] = field(default_factory=list)
-    config: dict[str, Any] = field(default_factory=dict)
+    config: Config = field(default_factory=Config)  # remembers what each write replaced (Config.at)
     deploys: list[Deploy] = field(default_factory=list)
     startup_s: float = 20.0
     row: int = 0

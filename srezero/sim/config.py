@@ -229,9 +229,45 @@ DYNAMIC_PREFIXES: dict[str, dict[str, type]] = {
 FEATURE_FLAGS = ("async_invoices", "new_pricing", "search_v2", "bulk_export", "smart_retry")
 
 
-def defaults(service: str, rng: Stream) -> dict[str, Any]:
+def defaults(service: str, rng: Stream) -> Config:
     """Seeded healthy values for every static key of ``service``."""
-    return {k.key: k.default(rng) for k in BY_SERVICE.get(service, {}).values()}
+    return Config({k.key: k.default(rng) for k in BY_SERVICE.get(service, {}).values()})
+
+
+class Config(dict):
+    """A service's live configuration: a dict that remembers what each write replaced, once it has a
+    clock, so that telemetry of a past moment shows the value of that moment (:meth:`at`). Log lines
+    are rendered when first read, and a line of the last quarter hour must not quote a limit the agent
+    raised a minute ago. Reads are plain dict reads; every write goes through ``__setitem__``."""
+
+    __slots__ = ("clock", "replaced")
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.clock: Any = None  # a simpy Environment once the world runs; writes before it are the build
+        self.replaced: list[tuple[float, str, Any]] = []  # (time, key, value before the write)
+
+    def __setitem__(self, key: str, value: Any) -> None:
+        if self.clock is not None:
+            self.replaced.append((self.clock.now, key, self.get(key, _ABSENT)))
+        super().__setitem__(key, value)
+
+    def update(self, *args: Any, **kwargs: Any) -> None:  # through __setitem__, so nothing goes unrecorded
+        for key, value in dict(*args, **kwargs).items():
+            self[key] = value
+
+    def at(self, key: str, t: float) -> Any:
+        """The value ``key`` had at simulated time ``t`` (a write at ``t`` itself counts)."""
+        value = self.get(key, _ABSENT)
+        for when, k, before in reversed(self.replaced):
+            if when <= t:
+                break
+            if k == key:
+                value = before
+        return None if value is _ABSENT else value
+
+
+_ABSENT = object()
 
 
 def key_type(service: str, key: str) -> type | None:

@@ -139,3 +139,8 @@ def queue_tick(w: World, published: float, db_lat: float, db_err_prev: float, db
         wk_err = failed / consumed
     return (mq, mq_rep, mq_up, wk, workers_ready, incoming, depth, age, consumed, redeliver, copies, proc_s,
             worker_db_writes, wk_err)
+
+
+def worker_restarts(w: World) -> int:
+    """Restarts of the worker pods so far: each one redelivers the message its consumer held."""
+    return sum(r.restarts for r in w.services["worker"].replicas)

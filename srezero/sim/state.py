@@ -104,7 +104,12 @@ class ModelState:
     data_lost: bool = False
 
     db_slots: dict[str, list[float]]  # replication slot -> [active (1/0), retained WAL GB]
-    mq_poison_ids: list[str]  # ids of poison messages stuck in redelivery
+    mq_poison_ids: list[str]  # ids of poison messages a consumer is stuck on now
+    #: every poison message's life, so telemetry of a past moment shows the messages stuck then: when it
+    #: got stuck, when it left (dead-lettered, purged), and the workers' restarts before it got stuck
+    mq_poison_since: dict[str, float]
+    mq_poison_gone: dict[str, float]
+    mq_poison_restarts0: dict[str, int]
 
     @property
     def workers_read_cache(self) -> bool:
@@ -115,3 +120,6 @@ class ModelState:
         self.db_err_causes = {}
         self.db_slots = {}
         self.mq_poison_ids = []
+        self.mq_poison_since = {}
+        self.mq_poison_gone = {}
+        self.mq_poison_restarts0 = {}

@@ -20,7 +20,7 @@ import functools
 import math
 from array import array
 from collections.abc import Callable
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 import numpy as np
 import simpy
@@ -85,6 +85,16 @@ def _row_table(which: str, n_nodes: int, n_rows: int) -> np.ndarray:
     return table
 
 
+
+class LogContext(NamedTuple):
+    """The state a tick's log lines quote, kept with the tick (lines are rendered when first read, and
+    must say what was true then: the statement that was slow, the session that held the lock)."""
+
+    db_lat_ms: float
+    db_missing_index: str
+    db_bloat_table: str
+    db_lock_pid: int
+
 class World:
     """A running simulation of one task under one seed. Build it with :meth:`World.build`."""
 
@@ -117,7 +127,9 @@ class World:
         #: history noise writes once the faults are set up (srezero.faults.history)
         self.after_faults: list[Callable[[], None]] = []
         self._dmesg_last: dict[tuple[str, str], int] = {}
-        self.cause_hist: dict[str, list[tuple[int, dict[str, float], float]]] = {}
+        #: replica -> (tick, its error causes, its request rate, the tick's LogContext, its crash reason) for
+        #: every tick it had causes: what its log lines of that tick say, rendered when first read
+        self.cause_hist: dict[str, list[tuple[int, dict[str, float], float, LogContext, str]]] = {}
         self.log_cache: dict[tuple[str, int], list[tuple[float, str, str]]] = {}
         self.log_mix: dict[str, tuple[int, int]] = {}  # per replica: its log randomness key's fixed parts
         self._stamps: dict[int, str] = {}
@@ -252,6 +264,8 @@ class World:
         for fault in w.faults:
             w.env.process(fault.process(w))
         w.env.process(w._ticker())
+        for svc in w.services.values():  # from now on a config write is a change in time (config.Config.at)
+            svc.config.clock = w.env
         return w
 
     def _settle(self) -> tuple[np.ndarray, np.ndarray]:
@@ -316,9 +330,14 @@ class World:
             tick(self)
             self.buf[:, self.col] = np.frombuffer(self.vals)
             col = self.col
+            ctx = None
             for rep in self.replica_list:
                 if rep.err_causes:
-                    self.cause_hist.setdefault(rep.name, []).append((col, rep.err_causes, rep.rps))
+                    if ctx is None:
+                        st = self.state
+                        ctx = LogContext(st.db_lat_ms, st.db_missing_index, st.db_bloat_table, st.db_lock_pid)
+                    self.cause_hist.setdefault(rep.name, []).append((col, rep.err_causes, rep.rps, ctx,
+                                                                     rep.crash_reason))
             if self.alerts_live:
                 self.alerts.evaluate()
 
@@ -493,6 +512,7 @@ class World:
         self.emit("Normal", "Killing", rep.name, f"Stopping container {rep.kind} (scaled down)")
 
     def move_replica(self, rep: Replica, node: Node) -> None:
+        rep.moves.append((self.env.now, rep.node.index))
         rep.node.replicas.remove(rep)
         rep.node = node
         node.replicas.append(rep)

@@ -11,12 +11,13 @@ would print.
 from __future__ import annotations
 
 import functools
+import math
 import re
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from srezero.sim.clock import TICK_S
 from srezero.sim.metrics import R_CPU, R_MEM, R_RPS
-from srezero.sim.world import noise_table
+from srezero.sim.world import LogContext, noise_table
 
 if TYPE_CHECKING:
     from srezero.sim.components import Replica
@@ -72,7 +73,8 @@ CACHE_CAUSES: dict[str, tuple[str, str]] = {
     "auth_fail": ("warn", "client {ip}:{port} AUTH failed: WRONGPASS invalid username-password pair"),
 }
 WORKER_CAUSES: dict[str, tuple[str, str]] = {
-    "poison": ("error", "job {pjob} failed: ValueError: invalid literal for int() with base 10: 'N/A' (delivery {deliveries})"),
+    "poison": ("error", "job {pjob} failed: ValueError: invalid literal for int() with base 10: 'N/A' (attempt {pattempt}); "
+               "retrying"),
     "dlq_rejected": ("error", "job {job} failed after {maxr} attempts; dead-letter publish rejected (queue 'jobs.dlq' is full), requeueing"),
     "db_error": ("error", "job {job} failed: database error, will retry"),
     "duplicate": ("warn", "job {job} already processed by another consumer; duplicate delivery ignored"),
@@ -83,7 +85,8 @@ WORKER_CAUSES: dict[str, tuple[str, str]] = {
     "crash": ("error", "{reason}"),
 }
 MQ_CAUSES: dict[str, tuple[str, str]] = {
-    "poison": ("warn", "message {pjob} on queue 'jobs' redelivered {deliveries} times"),
+    "poison": ("warn", "message {pjob} on queue 'jobs' unacked for {pheld}s; its consumer keeps extending the "
+               "visibility timeout"),
     "dlq_full": ("warn", "queue 'jobs.dlq' reached max-length {dlqmax}; rejecting dead-lettered messages (overflow=reject-publish)"),
 }
 LB_CAUSES: dict[str, tuple[str, str]] = {
@@ -157,24 +160,25 @@ class _Rand:
 
 
 _FIELD_FNS = {
-    "timeout": lambda w, rep, r, t: w.services["web_server"].config["db_timeout_ms"],
-    "pool": lambda w, rep, r, t: w.services["web_server"].config["db_pool_size"],
+    # values of the line's own time (config.Config.at, the tick's LogContext), not of the read's
+    "timeout": lambda w, rep, r, t: _cfg(w, "web_server", "db_timeout_ms", t),
+    "pool": lambda w, rep, r, t: _cfg(w, "web_server", "db_pool_size", t),
     "waiting": lambda w, rep, r, t: r.int(3, 60),
-    "attempt": lambda w, rep, r, t: r.int(1, int(w.services["web_server"].config["db_retries"]) + 2),
-    "attempts": lambda w, rep, r, t: int(w.services["web_server"].config["db_retries"]) + 1,
+    "attempt": lambda w, rep, r, t: r.int(1, int(_cfg(w, "web_server", "db_retries", t)) + 2),
+    "attempts": lambda w, rep, r, t: int(_cfg(w, "web_server", "db_retries", t)) + 1,
     "block": lambda w, rep, r, t: r.int(10_000, 900_000),
     "rel": lambda w, rep, r, t: 24_601 + r.int(0, 40),
-    "reason": lambda w, rep, r, t: rep.crash_reason or "exited with code 1",
-    "limit": lambda w, rep, r, t: (w.services["load_balancer"].config["max_connections"] if rep.kind == "load_balancer"
-                                   else w.services["web_server"].config["rate_limit_rps"]),
+    "reason": lambda w, rep, r, t: _tick_of(w, rep, t)[4] or "exited with code 1",
+    "limit": lambda w, rep, r, t: (_cfg(w, "load_balancer", "max_connections", t) if rep.kind == "load_balancer"
+                                   else _cfg(w, "web_server", "rate_limit_rps", t)),
     "rid": lambda w, rep, r, t: f"{r.int(0, 16**8):08x}",
-    "host": lambda w, rep, r, t: w.services["web_server"].config["db_host"],
-    "chost": lambda w, rep, r, t: w.services["web_server"].config["cache_host"],
-    "workers": lambda w, rep, r, t: w.services["web_server"].config["workers"],
+    "host": lambda w, rep, r, t: _cfg(w, "web_server", "db_host", t),
+    "chost": lambda w, rep, r, t: _cfg(w, "web_server", "cache_host", t),
+    "workers": lambda w, rep, r, t: _cfg(w, "web_server", "workers", t),
     "handler": lambda w, rep, r, t: HANDLERS[r.int(0, 3)],
     "jobhandler": lambda w, rep, r, t: JOB_HANDLERS[r.int(0, 3)],
     "exc": lambda w, rep, r, t: EXCEPTIONS[r.int(0, 3)],
-    "fdlimit": lambda w, rep, r, t: w.services["web_server"].config["max_open_files"],
+    "fdlimit": lambda w, rep, r, t: _cfg(w, "web_server", "max_open_files", t),
     "now": lambda w, rep, r, t: w.stamp(t),
     "ms": lambda w, rep, r, t: r.int(4, 60),
     "slow": lambda w, rep, r, t: r.int(1100, 2600),
@@ -185,37 +189,83 @@ _FIELD_FNS = {
     "pid": lambda w, rep, r, t: r.int(1000, 30000),
     "txid": lambda w, rep, r, t: r.int(80_000, 99_999),
     "job": lambda w, rep, r, t: f"{r.int(0, 16**6):06x}",
-    "ip": lambda w, rep, r, t: f"10.{rep.node.index}.{r.int(1, 250)}.{r.int(2, 250)}",
+    "ip": lambda w, rep, r, t: f"10.{_node_index_at(rep, t)}.{r.int(1, 250)}.{r.int(2, 250)}",
     "port": lambda w, rep, r, t: r.int(32768, 60999),
-    "maxmem": lambda w, rep, r, t: w.services["cache"].config["maxmemory_mb"],
-    "policy": lambda w, rep, r, t: w.services["cache"].config["eviction_policy"],
-    "up": lambda w, rep, r, t: f"10.{rep.node.index}.0.{r.int(2, 60)}:8080",
-    "slowms": lambda w, rep, r, t: int(w.state.db_lat_ms * (3.0 + r.u() * 4.0)) + 200,
-    "stmt": lambda w, rep, r, t: _slow_statement(w),
-    "qhost": lambda w, rep, r, t: w.services["web_server"].config["queue_host"],
+    "maxmem": lambda w, rep, r, t: _cfg(w, "cache", "maxmemory_mb", t),
+    "policy": lambda w, rep, r, t: _cfg(w, "cache", "eviction_policy", t),
+    "up": lambda w, rep, r, t: f"10.{_node_index_at(rep, t)}.0.{r.int(2, 60)}:8080",
+    "slowms": lambda w, rep, r, t: int(_tick_of(w, rep, t)[3].db_lat_ms * (3.0 + r.u() * 4.0)) + 200,
+    "stmt": lambda w, rep, r, t: _slow_statement(_tick_of(w, rep, t)[3]),
+    "qhost": lambda w, rep, r, t: _cfg(w, "web_server", "queue_host", t),
     "mqaddr": lambda w, rep, r, t: w.state.mq_addr,  # where the workers' broker really is
-    "maxr": lambda w, rep, r, t: w.services["message_queue"].config["max_redeliveries"],
-    "dlqmax": lambda w, rep, r, t: w.services["message_queue"].config["dlq_max_messages"],
-    "pjob": lambda w, rep, r, t: (w.state.mq_poison_ids[r.int(0, len(w.state.mq_poison_ids))]
-                                  if w.state.mq_poison_ids else f"{r.int(0, 16**6):06x}"),
-    "deliveries": lambda w, rep, r, t: int(t / 7.0) % 9000 + 200,
+    "maxr": lambda w, rep, r, t: _cfg(w, "message_queue", "max_redeliveries", t),
+    "dlqmax": lambda w, rep, r, t: _cfg(w, "message_queue", "dlq_max_messages", t),
+    # the poison message a consumer was stuck on at the line's time, not now (it may be dead-lettered since)
+    "pjob": lambda w, rep, r, t: _poison_at(w, t) or f"{r.int(0, 16**6):06x}",
+    "pattempt": lambda w, rep, r, t: 1 + int(_poison_held(w, t) / 7.0),
+    "pheld": lambda w, rep, r, t: int(_poison_held(w, t)),
     # what the heap was at the line's tick, not now (a replica OOM-killed since has a fresh heap)
     "gcpct": lambda w, rep, r, t: min(98, int(_causes_at(w, rep, int(t // TICK_S)).get("gc_pressure", 0.1) * 100) + 40),
     "heap": lambda w, rep, r, t: int(w.buf[rep.row + R_MEM, min(int(t // TICK_S), w.col)]),
-    "memlimit": lambda w, rep, r, t: rep.service.config.get("memory_limit_mb", 0),
-    "lockpid": lambda w, rep, r, t: w.state.db_lock_pid or r.int(1000, 30000),
+    "memlimit": lambda w, rep, r, t: rep.service.config.at("memory_limit_mb", t) or 0,
+    "lockpid": lambda w, rep, r, t: _tick_of(w, rep, t)[3].db_lock_pid or r.int(1000, 30000),
     "served": lambda w, rep, r, t: w.state.health_path,
-    "hcpath": lambda w, rep, r, t: w.services["load_balancer"].config["health_check_path"],
+    "hcpath": lambda w, rep, r, t: _cfg(w, "load_balancer", "health_check_path", t),
 }
 
 
-def _slow_statement(w: World) -> str:
+def _poison_at(w: World, t: float) -> str | None:
+    """The poison message a line at time ``t`` names: one stuck then (at the start of its tick, if all
+    left during it), chosen by the time, so the same line always names the same one."""
+    st = w.state
+    for at in (t, t - t % TICK_S):
+        stuck = [i for i, since in st.mq_poison_since.items() if since <= at < st.mq_poison_gone.get(i, math.inf)]
+        if stuck:
+            return stuck[int(t * 7.0) % len(stuck)]
+    return None
+
+
+def _poison_held(w: World, t: float) -> float:
+    """How long the poison message a line at ``t`` names had been stuck by then (seconds)."""
+    pid = _poison_at(w, t)
+    return max(0.0, t - w.state.mq_poison_since[pid]) if pid else 0.0
+
+
+def _cfg(w: World, service: str, key: str, t: float) -> Any:
+    """``service.key`` as it was at the line's time ``t``."""
+    return w.services[service].config.at(key, t)
+
+
+def _node_index_at(rep: Replica, t: float) -> int:
+    """The index of the node ``rep`` ran on at time ``t`` (a drain moves pods)."""
+    index = rep.node.index
+    for when, before in reversed(rep.moves):
+        if when <= t:
+            break
+        index = before
+    return index
+
+
+def _tick_of(w: World, rep: Replica, t: float) -> tuple[int, dict[str, float], float, LogContext, str]:
+    """The cause history entry of ``rep``'s tick that holds time ``t`` (the state its lines quote); the
+    present, for a tick with none (a line no cause wrote)."""
+    col = int(t // TICK_S)
+    for entry in reversed(w.cause_hist.get(rep.name, ())):
+        if entry[0] == col:
+            return entry
+        if entry[0] < col:
+            break
+    st = w.state
+    return (col, {}, 0.0, LogContext(st.db_lat_ms, st.db_missing_index, st.db_bloat_table, st.db_lock_pid),
+            rep.crash_reason)
+
+
+def _slow_statement(ctx: LogContext) -> str:
     """The statement a slow-query log line shows: the scan that lost its index, or the bloated table."""
-    missing = w.state.db_missing_index
-    if missing:
-        table, column = missing.split(".", 1)
+    if ctx.db_missing_index:
+        table, column = ctx.db_missing_index.split(".", 1)
         return f"SELECT * FROM {table} WHERE {column} = $1 ORDER BY created_at DESC LIMIT 50"
-    return f"SELECT count(*) FROM {w.state.db_bloat_table} WHERE created_at > now() - interval '1 day'"
+    return f"SELECT count(*) FROM {ctx.db_bloat_table} WHERE created_at > now() - interval '1 day'"
 
 
 class _Fields(dict):
@@ -331,7 +381,7 @@ def _causes_at(w: World, rep: Replica, col: int) -> dict[str, float]:
     if not hist:
         return {}
     # histories are appended in column order; scan from the end (queries look at recent ticks)
-    for c, causes, _ in reversed(hist):
+    for c, causes, *_ in reversed(hist):
         if c == col:
             return causes
         if c < col:

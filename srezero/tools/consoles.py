@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Annotated, Any, Literal
 
+from srezero.sim.queue import worker_restarts
 from srezero.sim.rng import stable_int
 from srezero.sim.topology import AUTHORS
 from srezero.tools.registry import ToolOutput, tool
@@ -231,11 +232,14 @@ def _queue(w: World, view: str) -> str:
             f"policy: visibility_timeout {mqc['visibility_timeout_s']} s, max_redeliveries {mqc['max_redeliveries']}, "
             f"prefetch {mqc['max_inflight']}"])
     if view == "messages":
-        lines = [f"{'MESSAGE':8} {'DELIVERIES':>10} {'AGE':>9} TYPE"]
-        for pid in st.mq_poison_ids:
-            lines.append(f"{pid:8} {int(w.now / 7.0) % 9000 + 200:>10} {_age(w.now % 5400 + 600):>9} invoice.render")
+        lines = [f"{'MESSAGE':8} {'DELIVERIES':>10} {'AGE':>9} {'STATE':8} TYPE"]
+        restarts = worker_restarts(w)
+        for pid in st.mq_poison_ids:  # in flight: a consumer holds it (and keeps extending its visibility)
+            deliveries = 1 + max(0, restarts - st.mq_poison_restarts0.get(pid, restarts))
+            age = w.now - st.mq_poison_since.get(pid, w.now)
+            lines.append(f"{pid:8} {deliveries:>10} {_age(age):>9} {'unacked':8} invoice.render")
         for i, mid in enumerate(head_message_ids(w, int(w.now // 30))):
-            lines.append(f"{mid:8} {1:>10} {_age(i * 0.4):>9} {('email.send', 'order.sync', 'invoice.render')[i]}")
+            lines.append(f"{mid:8} {1:>10} {_age(i * 0.4):>9} {'ready':8} {('email.send', 'order.sync', 'invoice.render')[i]}")
         return "\n".join(lines)
     # the client acks in batches (or on a timer): a prefetch below the batch waits for the timer
     lines = [f"{'CONSUMER':16} {'PREFETCH':>8} {'UNACKED':>8} {'ACKS/S':>8} ACK-BATCH"]

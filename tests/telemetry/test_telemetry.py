@@ -196,3 +196,46 @@ def test_the_agents_own_change_is_stamped_when_it_made_it() -> None:
     env.step('set_config("web_server", "db_retries", 1)')
     mine = [c for c in env.world.changes if c.author == "you (on-call)"]
     assert len(mine) == 1 and mine[0].at == began
+
+
+SERVICES = ("load_balancer", "web_server", "cache", "database", "message_queue", "worker")
+
+
+def _logs_after(task: str, seed: int, writes: list[dict]) -> tuple[dict[str, list[str]], float]:
+    """Every service's log lines of the last 15 minutes, read after ``writes`` (made a minute after the
+    page); and the time of the first write."""
+    import srezero
+
+    env = srezero.make(task, seed)
+    env.reset()
+    env.step("wait(seconds=60)")
+    first = env.world.now
+    for action in writes:
+        env.step(action)
+    out = {}
+    for svc in SERVICES:
+        obs, *_ = env.step({"tool": "search_logs", "args": {"service": svc, "window_s": 900, "limit": 200}})
+        out[svc] = obs.text.splitlines()[1:]
+    return out, first
+
+
+@pytest.mark.parametrize("task", [t.id for t in __import__("srezero").list_tasks() if t.id not in ("inc-011", "inc-044")])
+def test_a_past_log_line_reads_the_same_whatever_was_written_since(task: str) -> None:
+    """A line is rendered when first read, from the state at its own time: a dogfooding review found
+    inc-037's old worker lines naming other poison messages once the first ones were dead-lettered,
+    and a dead-letter of a message the logs named then failed."""
+    import srezero
+
+    env = srezero.make(task, 3)
+    env.reset()
+    kinds = {spec["name"]: spec["kind"] for spec in env.tool_specs()}
+    writes = [a for a in env.oracle_plan() if kinds[a["tool"]] == "write"]
+    assert writes
+    plain, first = _logs_after(task, 3, [])
+    fixed, _ = _logs_after(task, 3, writes)
+    cut = env.world.stamp(first)  # ISO stamps sort as text
+    for svc in SERVICES:
+        older = lambda lines: [ln for ln in lines if ln[:20] < cut]  # noqa: E731
+        a, b = older(plain[svc]), older(fixed[svc])
+        n = min(len(a), len(b))  # the later read's 15 minutes start later
+        assert a[len(a) - n:] == b[len(b) - n:], svc
