@@ -206,7 +206,8 @@ class MemoryLeak(Fault):
         return f"{self.service} still runs {w.services[self.service].deploy.version}, which leaks memory until OOM kills"
 
     def root_cause(self, w: World) -> RootCause:
-        return RootCause(entity=self.service, category="code_defect", detail=f"release {self.version} leaks memory",
+        return RootCause(entity=self.service, category="code_defect", also=("resource_exhaustion",),
+                         detail=f"release {self.version} leaks memory",
                          detail_tokens=("leak", self.version, "memory"), fault=self.meta.name, layer=self.meta.layer)
 
     def oracle_reads(self, w: World) -> list[dict[str, Any]]:

@@ -164,6 +164,14 @@ class RootCause:
     fault: str = ""  # the primitive's name; filled from meta when left empty (Fault.truth)
     layer: str = ""  # the primitive's layer; filled from meta when left empty
     visible: bool = True  # False for a silent concurrent fault
+    #: Other categories that describe this cause as well: the taxonomy overlaps where deployed code leaks
+    #: a finite resource (a code defect and a resource exhaustion both); claiming one of them is claiming
+    #: ``category``, and claiming both is one category, not a hedge.
+    also: tuple[str, ...] = ()
+
+    def categories(self) -> frozenset[str]:
+        """Every category a claim on this cause may name."""
+        return frozenset((self.category, *self.also))
 
 
 @dataclass

@@ -72,7 +72,7 @@ class ConnectionLeak(Fault):
         return f"web_server still runs {w.services['web_server'].deploy.version}, which leaks database connections"
 
     def root_cause(self, w: World) -> RootCause:
-        return RootCause(entity="web_server", category="resource_exhaustion",
+        return RootCause(entity="web_server", category="resource_exhaustion", also=("code_defect",),
                          detail=f"release {self.version} leaks database connections until the pool is exhausted",
                          detail_tokens=("leak", "pool", self.version, "connection"), fault=self.meta.name,
                          layer=self.meta.layer)

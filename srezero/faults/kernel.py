@@ -64,6 +64,7 @@ class NodeFault(Fault):
     """A cause that lives on one node. Subclasses fill ``meta`` and the cause-specific parts."""
 
     detail_tokens: tuple[str, ...] = ()
+    also: tuple[str, ...] = ()  # RootCause.also: other categories that describe the cause as well
 
     def prepare(self, w: World) -> None:
         self.node = node_of(self.target)
@@ -73,7 +74,7 @@ class NodeFault(Fault):
 
     def root_cause(self, w: World) -> RootCause:
         return RootCause(entity=self.node.name, category=self.meta.category, detail=self.detail(w),
-                         detail_tokens=self.detail_tokens, fault=self.meta.name, layer=self.meta.layer)
+                         detail_tokens=self.detail_tokens, fault=self.meta.name, layer=self.meta.layer, also=self.also)
 
     def signals(self, w: World) -> list[tuple[str, str, dict[str, Any], str]]:
         out = []
@@ -101,6 +102,8 @@ class FdExhaustion(NodeFault):
     hundred descriptors and changes nothing; restarting (killing) the shipper releases them all.
     Raising ``fs.file-max`` only buys time while the shipper keeps leaking.
     """
+
+    also = ("code_defect",)  # the shipper's bug leaks the descriptors
 
     meta = FaultMeta(
         name="fd_exhaustion",

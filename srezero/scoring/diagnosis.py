@@ -149,18 +149,21 @@ def score(claims_in: Sequence[Any] | None, truth: Sequence[RootCause], accepted:
     precision = len(located) / (len(located) + len(fp)) if ents else 0.0
     pafr = precision if recall >= 1.0 else 0.0
 
+    accepted_cats = [rc.categories() for rc in truth]
+
     def claimed_categories(i: int) -> set[str]:
-        """The categories root cause ``i`` is claimed under. A claim through a name that also localises
-        another root cause, with that cause's right category, characterises that cause instead."""
-        return {c.category for c in matched[i]
-                if c.category == truth[i].category
-                or not any(truth[j].category == c.category for j in hits[norm(c.entity)] if j != i)}
+        """The categories root cause ``i`` is claimed under (its accepted ones counted as its own). A claim
+        through a name that also localises another root cause, with that cause's right category,
+        characterises that cause instead."""
+        return {truth[i].category if c.category in accepted_cats[i] else c.category for c in matched[i]
+                if c.category in accepted_cats[i]
+                or not any(c.category in accepted_cats[j] for j in hits[norm(c.entity)] if j != i)}
 
     per_cause = []
     mech = det = 0
     for i, rc in enumerate(truth):
         seen = grounded is None or bool(grounded[i])
-        right = [c for c in matched[i] if c.category == rc.category]
+        right = [c for c in matched[i] if c.category in accepted_cats[i]]
         ok_detail, why = False, "not named" if not matched[i] else "wrong category"
         if right and not seen:  # a right guess with no evidence read: named, not characterised
             right, why = [], UNSUPPORTED

@@ -294,3 +294,26 @@ def test_no_fault_unchecked_is_not_a_decision() -> None:
     assert blind["score"] == 0.0 and blind["gate"] == "unsupported"
     assert diag.score_no_fault([], grounded=True)["score"] == 1.0
     assert diag.score_no_fault([claim("database", "capacity")], grounded=True)["gate"] == "blamed_a_healthy_system"
+
+
+def test_a_leak_in_deployed_code_is_a_code_defect_and_a_resource_exhaustion() -> None:
+    """A dogfooding review: inc-009's connection leak was graded resource_exhaustion only, inc-012's
+    memory leak code_defect only, though the taxonomy's words put every leak under both."""
+    import srezero
+
+    for task, seed in (("inc-009", 8), ("inc-012", 7)):
+        env = srezero.make(task, seed)
+        env.reset()
+        leak = next(rc for rc in env.truth if "leak" in rc.detail)
+        assert leak.categories() == {"code_defect", "resource_exhaustion"}
+        for categories in (["code_defect"], ["resource_exhaustion"], ["code_defect", "resource_exhaustion"]):
+            claims = [{"entity": leak.entity, "category": c, "detail": leak.detail} for c in categories]
+            claims += [{"entity": rc.entity, "category": rc.category, "detail": rc.detail}
+                       for rc in env.truth if rc is not leak]
+            d = diag.score(claims, env.truth, [frozenset(naming.accepted_names(env.world, rc)) for rc in env.truth],
+                           frozenset(), naming.concrete_vocabulary(env.world))
+            assert d["score"] == 1.0 and d["gate"] is None, (task, categories, d)
+        wrong = [{"entity": leak.entity, "category": c, "detail": leak.detail} for c in ("code_defect", "capacity")]
+        d = diag.score(wrong, [leak], [frozenset(naming.accepted_names(env.world, leak))], frozenset(),
+                       naming.concrete_vocabulary(env.world))
+        assert d["gate"] == "hedged_categories"  # a wrong second category is still a hedge
