@@ -44,7 +44,8 @@ CATEGORIES: dict[str, str] = {
     "network": "packets are lost, links flap, or connection tracking drops traffic",
     "authentication": "credentials, certificates or clocks make authentication fail",
     "capacity": "not enough replicas, consumers or throughput for the load",
-    "none": "no fault: the alert was noise and nothing needs fixing",
+    "none": "no fault to fix: the alert was noise, or a transient that passed by itself (a blip, a link flap "
+            "that settled) and nothing needs fixing",
 }
 LAYERS = ("application", "database", "cache", "queue", "load_balancer", "kernel", "disk", "hardware", "failure_mode")
 

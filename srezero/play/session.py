@@ -393,7 +393,7 @@ def diagnosis_help() -> list[str]:
               "    disk        <node>/<device>    (or <node>:<device>), a device from node_diagnostics",
               "    config key  <service>.<key>    (or <service>:<key>), a key from get_config",
               "  detail: the concrete detail (the key and its bad value, the device, the release, the limit).",
-              "  An empty list means no fault (a false alarm). The last submission counts."]
+              "  An empty list means no fault (a false alarm, or a transient that is over). The last submission counts."]
     return lines
 
 

@@ -34,7 +34,7 @@ class Claim(BaseModel):
 @tool("submit", 5)
 def submit_diagnosis(ctx: ToolContext,
                      root_causes: Annotated[list[Claim], Field(max_length=20),
-                                            "root causes; an empty list means no fault (a false alarm)"],
+                                            "root causes; an empty list means no fault (a false alarm, or a transient that is over)"],
                      summary: Annotated[str, Field(max_length=4000), "free-text summary (kept, not scored)"] = ""
                      ) -> ToolOutput:
     """Submit your diagnosis: the root causes as entity + category + detail. The last submission counts."""
