@@ -89,9 +89,20 @@ COUNTED = ("error_rate",)
 #: Upper bounds that measurement noise must not push a metric past (a 100% CPU reads 100, not 104).
 NOISE_CEILING = {"hit_ratio": 1.0, "cpu_util_pct": 100.0, "memory_used_pct": 100.0}
 
+#: The unit ``query_metrics`` prints with each metric (a test holds every metric to have one).
 UNITS = {
-    "request_rate": "req/s", "error_rate": "fraction", "cpu_cores": "cores", "memory_mb": "MB",
-    "hit_ratio": "fraction", "queue_age_s": "s", "replication_lag_s": "s", "disk_io_errors": "count",
+    "request_rate": "req/s", "error_rate": "fraction of requests (0.05 = 5%)", "latency_p50_ms": "ms",
+    "latency_p95_ms": "ms", "latency_p99_ms": "ms", "cpu_cores": "cores", "memory_mb": "MB",
+    "connections": "open connections", "open_fds": "open file descriptors", "restarts": "restarts so far",
+    "ready_replicas": "replicas", "active_connections": "client connections", "healthy_backends": "backends",
+    "db_pool_in_use": "pooled connections in use, all replicas", "hit_ratio": "fraction of reads (0.9 = 90%)",
+    "evictions_per_s": "keys/s", "memory_used_mb": "MB", "replication_lag_s": "s", "slow_queries_per_s": "queries/s",
+    "dead_tuple_pct": "% of rows", "lock_waits": "sessions waiting on locks", "queue_depth": "messages",
+    "queue_age_s": "s (oldest message)", "dlq_depth": "messages", "publish_rate": "msg/s", "consume_rate": "msg/s",
+    "redeliveries_per_s": "msg/s", "processed_per_s": "jobs/s", "cpu_util_pct": "% of the node's cores",
+    "memory_used_pct": "% of the node's memory", "root_disk_used_pct": "% of /", "data_disk_used_pct": "% of /var/lib/data",
+    "disk_io_errors": "count", "disk_latency_ms": "ms", "net_loss_pct": "% of packets", "conntrack_used": "entries",
+    "cpu_throttled_pct": "% of CPU speed lost to thermal throttling (cgroup quotas: node_diagnostics limits)",
 }
 
 

@@ -162,7 +162,8 @@ def inspect_database(ctx: ToolContext,
                                      "activity: sessions; locks: who blocks whom; replication: standby lag and "
                                      "slots; tables: size and dead tuples; indexes: indexes and sequential scans"]
                      ) -> ToolOutput:
-    """Inspect the database like psql would: sessions, locks, replication and slots, tables, indexes."""
+    """Inspect the database like psql would: view 'activity' (sessions), 'locks', 'replication' (standbys and
+    slots), 'tables' or 'indexes'."""
     return ToolOutput(f"database {view}:\n" + _database(ctx.world, view), echo_lines=1)
 
 
@@ -259,7 +260,8 @@ def head_message_ids(w: World, bucket: int) -> list[str]:
 @tool("read", 10)
 def inspect_queue(ctx: ToolContext,
                   view: Annotated[Literal["queues", "messages", "consumers"], "queues: depth, rates, dead letters; "
-                                  "messages: the head of the queue with delivery counts; consumers: per worker"]
+                                  "messages: the head of the queue and the messages consumers hold, with "
+                                  "delivery counts and ages; consumers: per worker"]
                   = "queues") -> ToolOutput:
-    """Inspect the message broker like its management UI: queues, head messages, consumers."""
+    """Inspect the message broker like its management UI: view 'queues', 'messages' or 'consumers'."""
     return ToolOutput(f"message_queue {view}:\n" + _queue(ctx.world, view), echo_lines=1)

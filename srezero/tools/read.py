@@ -20,6 +20,8 @@ if TYPE_CHECKING:
     from srezero.tools.context import ToolContext
 
 SPARK = "▁▂▃▄▅▆▇█"
+#: The longest sparkline ``query_metrics`` draws (a 2-hour window has 240 samples).
+SPARK_WIDTH = 60
 Window = Annotated[int, Field(ge=60, le=7200)]
 
 
@@ -165,14 +167,21 @@ def query_metrics(ctx: ToolContext,
     vals = values.tolist()
     lo, hi = min(vals), max(vals)
     span = hi - lo
-    spark = "".join(SPARK[min(7, int((v - lo) / span * 8))] if span > 0 else SPARK[0] for v in vals)
+    # at most 60 characters: each one the most extreme sample of its stretch, so no spike hides
+    per, mean = -(-len(vals) // SPARK_WIDTH), sum(vals) / len(vals)
+    marks = [max(vals[i:i + per], key=lambda v: abs(v - mean)) for i in range(0, len(vals), per)]
+    spark = "".join(SPARK[min(7, int((v - lo) / span * 8))] if span > 0 else SPARK[0] for v in marks)
     step = max(1, len(vals) // 30)
     shown = vals[::-1][::step][::-1]
     unit = M.UNITS.get(metric, "")
-    text = (f"{metric} of {target} over the last {window_s // 60} min ({TICK_S:.0f}s step{', ' + unit if unit else ''})\n"
+    nth = {2: "2nd", 3: "3rd"}.get(step, f"{step}th")
+    every = "" if step == 1 else f" (every {nth} sample, {TICK_S * step:.0f}s apart; min and max above cover all)"
+    covered = len(vals) * TICK_S
+    period = f"{window_s // 60} min" if covered >= window_s else f"{covered / 60:.0f} min (all the history kept)"
+    text = (f"{metric} of {target} over the last {period} ({TICK_S:.0f}s step{', ' + unit if unit else ''})\n"
             f"  min {_fmt(lo)}  avg {_fmt(sum(vals) / len(vals))}  max {_fmt(hi)}  last {_fmt(vals[-1])}\n"
             f"  {w.stamp(c0 * TICK_S)[11:16]} {spark} {w.stamp(c1 * TICK_S)[11:16]}\n"
-            f"  values: {' '.join(_fmt(v) for v in shown)}")
+            f"  values{every}: {' '.join(_fmt(v) for v in shown)}")
     return ToolOutput(text, {"target": target, "metric": metric, "start": w.stamp(c0 * TICK_S), "step_s": TICK_S * step,
                              "values": [round(v, 6) for v in shown]}, echo_lines=1)
 
@@ -283,7 +292,8 @@ def node_diagnostics(ctx: ToolContext,
                      check: Annotated[Literal["dmesg", "disk", "top", "limits"],
                                       "dmesg: kernel log; disk: SMART health; top: processes; "
                                       "limits: fds, conntrack, ports, memory, clock, cgroups"]) -> ToolOutput:
-    """Inspect a node: kernel log, disk health (SMART), processes, or kernel and cgroup limits."""
+    """Inspect a node: check 'dmesg' (kernel log), 'disk' (SMART health), 'top' (processes) or 'limits'
+    (kernel and cgroup limits)."""
     n = _node(ctx, node)
     w = ctx.world
     render = {"dmesg": nodediag.dmesg, "disk": nodediag.disk_health, "top": nodediag.top, "limits": nodediag.limits}
