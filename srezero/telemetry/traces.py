@@ -60,7 +60,9 @@ def sample(w: World, service: str | None, errors_only: bool, limit: int) -> list
         cache_ms = 0.4 + r.u() * 0.6
         spans.append({"service": "cache", "name": "GET session:*", "ms": round(cache_ms, 1),
                       "status": "hit" if hit else "miss"})
-        if not hit or err_cause in _DB_SIDE:
+        if err_cause == "db_pool_timeout":  # it waited for a pooled connection and never reached the database
+            spans.append({"service": "web_server", "name": "db pool acquire", "ms": round(db_ms, 1), "status": "timeout"})
+        elif not hit or err_cause in _DB_SIDE:
             spans.append({"service": "database", "name": "SELECT orders", "ms": round(db_ms, 1),
                           "status": "error" if err_cause in _DB_SIDE else "ok"})
         if r.u() < st.publish_frac and not err_cause:

@@ -239,3 +239,16 @@ def test_a_past_log_line_reads_the_same_whatever_was_written_since(task: str) ->
         a, b = older(plain[svc]), older(fixed[svc])
         n = min(len(a), len(b))  # the later read's 15 minutes start later
         assert a[len(a) - n:] == b[len(b) - n:], svc
+
+
+def test_a_pool_timeout_trace_waits_in_the_pool_and_never_reaches_the_database() -> None:
+    """A dogfooding review: inc-009's traces showed a 2.8 s failed database span under "timeout acquiring
+    db connection", pointing at a slow database whose p99 was 12 ms."""
+    import srezero
+
+    env = srezero.make("inc-009", 8)
+    env.reset()
+    obs, *_ = env.step("get_traces(errors_only=True, limit=10)")
+    blocks = obs.text.split("\ntrace ")
+    pool = [b for b in blocks if "timeout acquiring db connection" in b]
+    assert pool and all("db pool acquire" in b and "database SELECT" not in b for b in pool)
