@@ -85,7 +85,6 @@ def _row_table(which: str, n_nodes: int, n_rows: int) -> np.ndarray:
     return table
 
 
-
 class LogContext(NamedTuple):
     """The state a tick's log lines quote, kept with the tick (lines are rendered when first read, and
     must say what was true then: the statement that was slow, the session that held the lock)."""
@@ -94,6 +93,7 @@ class LogContext(NamedTuple):
     db_missing_index: str
     db_bloat_table: str
     db_lock_pid: int
+
 
 class World:
     """A running simulation of one task under one seed. Build it with :meth:`World.build`."""
@@ -212,6 +212,8 @@ class World:
             row_of.update(zip([(node.name, m) for m in M.NODE_METRICS], range(n, n + width)))
             n += width
         self.row_of = row_of
+        #: replica CPU rows -> their service, whose recorded quotas cap what the row measures (series)
+        self._quota_rows: dict[int, Service] = {}
         self._replica_base = n
         self.n_rows = n + (len(self.replica_list) + SPARE_REPLICAS) * len(M.REPLICA_METRICS)
         self._next_replica_row = n
@@ -226,6 +228,7 @@ class World:
         rep.row = row = self._next_replica_row
         self._next_replica_row += width
         self.row_of.update(zip([(rep.name, m) for m in M.REPLICA_METRICS], range(row, row + width)))
+        self._quota_rows[row + M.R_CPU] = rep.service
 
     def _grow_rows(self, extra: int) -> None:
         """Room for more replicas than the spare rows hold (rows of scaled-down replicas keep their
@@ -433,7 +436,15 @@ class World:
             return M.counted(data, self.buf[row - 1, c0 : c1 + 1], noise_table()[0][idx])
         noisy_data = data * (1.0 + sigma * noise_table()[0][idx])
         ceiling = self._ceiling[row]
-        return np.minimum(noisy_data, ceiling) if ceiling != float("inf") else noisy_data
+        if ceiling != float("inf"):
+            noisy_data = np.minimum(noisy_data, ceiling)
+        quotas = self._quota_rows[row].quotas if row in self._quota_rows else None
+        if quotas:  # a pod's CPU reads at most its cgroup quota of the time (cpu.max caps each period)
+            times = [at for at, _ in quotas]
+            caps = [q if q > 0.0 else math.inf for _, q in quotas]  # 0: no quota
+            at = np.searchsorted(times, np.arange(c0, c1 + 1) * TICK_S, side="right") - 1
+            noisy_data = np.minimum(noisy_data, np.take(caps, np.maximum(at, 0)))
+        return noisy_data
 
     def measured(self, row: int) -> float:
         """The latest sample of a row as :meth:`series` measures it."""
