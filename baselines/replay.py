@@ -172,7 +172,8 @@ def _read_folder(root: Path) -> dict[str, dict[str | None, _Script]]:
         same[label] = script
     # a folder changed in the last seconds may change again within its clock's granularity, unseen
     # (git's "racy clean" case): such a read is not kept
-    if all(mtime < time.time_ns() - _RACY_NS for _, mtime in signature):
+    settled = time.time_ns() - _RACY_NS
+    if all(mtime < settled for _, mtime in signature):
         _FOLDERS[key] = (signature, found)
     return found
 
