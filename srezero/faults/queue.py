@@ -60,11 +60,10 @@ class PoisonMessage(Declared):
 
     def inject(self, w: World) -> None:
         st = w.state
-        st.mq_poison_ids.extend(self.ids)
-        st.mq_poison = len(st.mq_poison_ids)
         restarts = worker_restarts(w)
         for i in self.ids:
             st.mq_poison_since[i], st.mq_poison_restarts0[i] = w.now, restarts
+        st.mq_poison = len(st.mq_poison_ids)
 
     def subs(self, w: World) -> dict[str, str]:
         return {"first": self.ids[0]}

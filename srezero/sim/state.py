@@ -104,12 +104,20 @@ class ModelState:
     data_lost: bool = False
 
     db_slots: dict[str, list[float]]  # replication slot -> [active (1/0), retained WAL GB]
-    mq_poison_ids: list[str]  # ids of poison messages a consumer is stuck on now
     #: every poison message's life, so telemetry of a past moment shows the messages stuck then: when it
     #: got stuck, when it left (dead-lettered, purged), and the workers' restarts before it got stuck
     mq_poison_since: dict[str, float]
     mq_poison_gone: dict[str, float]
     mq_poison_restarts0: dict[str, int]
+
+    @property
+    def mq_poison_ids(self) -> list[str]:
+        """Ids of the poison messages a consumer is stuck on now, in the order they got stuck."""
+        return [i for i in self.mq_poison_since if i not in self.mq_poison_gone]
+
+    def mq_poison_at(self, t: float) -> list[str]:
+        """Ids of the poison messages consumers were stuck on at time ``t``."""
+        return [i for i, since in self.mq_poison_since.items() if since <= t < self.mq_poison_gone.get(i, math.inf)]
 
     @property
     def workers_read_cache(self) -> bool:
@@ -119,7 +127,6 @@ class ModelState:
     def __init__(self) -> None:
         self.db_err_causes = {}
         self.db_slots = {}
-        self.mq_poison_ids = []
         self.mq_poison_since = {}
         self.mq_poison_gone = {}
         self.mq_poison_restarts0 = {}

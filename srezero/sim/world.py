@@ -94,6 +94,10 @@ class LogContext(NamedTuple):
     db_bloat_table: str
     db_lock_pid: int
 
+    @classmethod
+    def of(cls, st: ModelState) -> LogContext:
+        return cls(st.db_lat_ms, st.db_missing_index, st.db_bloat_table, st.db_lock_pid)
+
 
 class World:
     """A running simulation of one task under one seed. Build it with :meth:`World.build`."""
@@ -337,8 +341,7 @@ class World:
             for rep in self.replica_list:
                 if rep.err_causes:
                     if ctx is None:
-                        st = self.state
-                        ctx = LogContext(st.db_lat_ms, st.db_missing_index, st.db_bloat_table, st.db_lock_pid)
+                        ctx = LogContext.of(self.state)
                     self.cause_hist.setdefault(rep.name, []).append((col, rep.err_causes, rep.rps, ctx,
                                                                      rep.crash_reason))
             if self.alerts_live:

@@ -11,7 +11,6 @@ would print.
 from __future__ import annotations
 
 import functools
-import math
 import re
 from typing import TYPE_CHECKING, Any
 
@@ -217,9 +216,8 @@ _FIELD_FNS = {
 def _poison_at(w: World, t: float) -> str | None:
     """The poison message a line at time ``t`` names: one stuck then (at the start of its tick, if all
     left during it), chosen by the time, so the same line always names the same one."""
-    st = w.state
     for at in (t, t - t % TICK_S):
-        stuck = [i for i, since in st.mq_poison_since.items() if since <= at < st.mq_poison_gone.get(i, math.inf)]
+        stuck = w.state.mq_poison_at(at)
         if stuck:
             return stuck[int(t * 7.0) % len(stuck)]
     return None
@@ -250,14 +248,18 @@ def _tick_of(w: World, rep: Replica, t: float) -> tuple[int, dict[str, float], f
     """The cause history entry of ``rep``'s tick that holds time ``t`` (the state its lines quote); the
     present, for a tick with none (a line no cause wrote)."""
     col = int(t // TICK_S)
+    return _entry_at(w, rep, col) or (col, {}, 0.0, LogContext.of(w.state), rep.crash_reason)
+
+
+def _entry_at(w: World, rep: Replica, col: int) -> tuple[int, dict[str, float], float, LogContext, str] | None:
+    """``rep``'s cause history entry of tick ``col``, if it had causes then."""
+    # histories are appended in column order; scan from the end (queries look at recent ticks)
     for entry in reversed(w.cause_hist.get(rep.name, ())):
         if entry[0] == col:
             return entry
         if entry[0] < col:
             break
-    st = w.state
-    return (col, {}, 0.0, LogContext(st.db_lat_ms, st.db_missing_index, st.db_bloat_table, st.db_lock_pid),
-            rep.crash_reason)
+    return None
 
 
 def _slow_statement(ctx: LogContext) -> str:
@@ -377,16 +379,8 @@ def _working(w: World, rep: Replica, col: int) -> bool:
 
 
 def _causes_at(w: World, rep: Replica, col: int) -> dict[str, float]:
-    hist = w.cause_hist.get(rep.name)
-    if not hist:
-        return {}
-    # histories are appended in column order; scan from the end (queries look at recent ticks)
-    for c, causes, *_ in reversed(hist):
-        if c == col:
-            return causes
-        if c < col:
-            break
-    return {}
+    entry = _entry_at(w, rep, col)
+    return entry[1] if entry else {}
 
 
 def search(w: World, replicas: list[Replica], pattern: str, level: str, window_s: float, limit: int

@@ -200,9 +200,8 @@ def dead_letter_message(ctx: ToolContext,
     if st.mq_dlq + 1 > cap:
         raise ToolError(f"queue 'jobs.dlq' is at its max-length ({cap}); the message stays in 'jobs'")
     if message_id in st.mq_poison_ids:
-        st.mq_poison_ids.remove(message_id)
-        st.mq_poison = len(st.mq_poison_ids)
         st.mq_poison_gone[message_id] = w.now
+        st.mq_poison = len(st.mq_poison_ids)
     else:  # an ordinary job: it will not run until someone re-drives the dead-letter queue
         st.mq_depth = max(0.0, st.mq_depth - 1.0)
     st.mq_dlq += 1
@@ -220,7 +219,6 @@ def purge_queue(ctx: ToolContext,
         lost = st.mq_depth + st.mq_poison + st.mq_cycling
         st.mq_depth, st.mq_cycling, st.mq_poison = 0.0, 0.0, 0
         st.mq_poison_gone.update(dict.fromkeys(st.mq_poison_ids, w.now))
-        st.mq_poison_ids.clear()
     else:
         lost, st.mq_dlq = st.mq_dlq, 0.0
     st.mq_lost += lost
