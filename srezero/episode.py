@@ -240,7 +240,7 @@ class Episode:
             out_text, data = out.text, out.data
             self.backend.advance(spec.cost_s)
             if spec.kind == "read":
-                self.evidence.observe(st.steps, tool_name, args, out.returned)
+                self.evidence.observe(st.steps, tool_name, args, out.returned, out.line_entities)
             elif before is not None:
                 self._judge_write(tool_name, args, before, out_text)
             elif st.diagnosis_step == st.steps:

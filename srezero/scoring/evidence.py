@@ -38,9 +38,11 @@ class EvidenceTracker:
         self.found = [False] * len(self.signals)
         self._rx = [re.compile(p, re.IGNORECASE) if p else None for _, _, _, p in self.signals]
 
-    def observe(self, step: int, tool: str, args: dict[str, Any], returned: str) -> list[int]:
-        """Mark the signals this read surfaced (``returned``: what the world returned, ``ToolOutput.returned``);
-        returns their indices."""
+    def observe(self, step: int, tool: str, args: dict[str, Any], returned: str,
+                line_entities: tuple[str, ...] | None = None) -> list[int]:
+        """Mark the signals this read surfaced (``returned``: what the world returned, ``ToolOutput.returned``;
+        ``line_entities``: the entity of each of its lines, for listings that mix entities); returns their
+        indices."""
         new = []
         called_on = target_of(tool, args)
         text = returned
@@ -48,20 +50,27 @@ class EvidenceTracker:
             if self.found[i] or stool != tool:
                 continue
             rx = self._rx[i]
-            here = ((ent == "*" or called_on == ent or called_on in self.children.get(ent, ()))
-                    and all(args.get(k) == v for k, v in sargs.items()))
-            if not here and (rx is None or i in self.glimpsed_at_step):
+            aimed = all(args.get(k) == v for k, v in sargs.items())
+            here = aimed and (ent == "*" or called_on == ent or called_on in self.children.get(ent, ()))
+            own = None if here or not aimed or line_entities is None else self._lines_of(ent, text, line_entities)
+            if not here and own is None and (rx is None or i in self.glimpsed_at_step):
                 continue  # nothing this read could add for the signal
             if rx is not None:
                 if rx.search(text) is None:
                     continue
                 self.glimpsed_at_step.setdefault(i, step)
-            if not here:
+            if not here and (own is None or (rx.search(own) is None if rx is not None else not own)):
                 continue
             self.found[i] = True
             self.found_at_step[i] = step
             new.append(i)
         return new
+
+    def _lines_of(self, ent: str, text: str, line_entities: tuple[str, ...]) -> str | None:
+        """The lines of a mixed listing that are about ``ent`` or one of its replicas (None when none are)."""
+        mine = self.children.get(ent, ())
+        lines = [line for line, e in zip(text.split("\n"), line_entities, strict=False) if e == ent or e in mine]
+        return "\n".join(lines) if lines else None
 
     @property
     def coverage(self) -> float:

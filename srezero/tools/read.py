@@ -250,7 +250,7 @@ def get_events(ctx: ToolContext,
     lines = [f"{w.stamp(e.at)} {e.kind:7} {e.reason:18} {e.entity}: {e.message}" for e in evs]
     return ToolOutput("\n".join(lines) if lines else "no events in the window",
                       [{"at": w.stamp(e.at), "kind": e.kind, "reason": e.reason, "entity": e.entity, "message": e.message}
-                       for e in evs])
+                       for e in evs], line_entities=tuple(e.entity for e in evs))
 
 
 @tool("read", 5, target_arg="service")

@@ -72,11 +72,17 @@ class ToolOutput:
     ``echo_lines`` is how many opening lines of ``text`` restate the call, quoting its arguments back
     ("dmesg on node-3:", "no log lines matching 'x' in worker ..."). The agent reads them; the evidence
     scorer never does (:attr:`returned`), so an argument cannot surface a signal by being echoed.
+
+    ``line_entities`` is set by listings that mix entities (events): the entity each line of
+    :attr:`returned` is about. The evidence scorer then credits a line to its own entity, whatever
+    filter the call used: a node's pod events read through their service, or unfiltered, still show
+    that node.
     """
 
     text: str
     data: Any = None
     echo_lines: int = 0
+    line_entities: tuple[str, ...] | None = None
 
     @property
     def returned(self) -> str:
