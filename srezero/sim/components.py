@@ -201,6 +201,7 @@ class Replica:
         "conns",
         "cpu",
         "crash_reason",
+        "created_at",
         "cred",
         "err",
         "err_causes",
@@ -234,6 +235,7 @@ class Replica:
         self.role = role  # "primary" or "replica" for the database
         self.state = "Running"  # Running | Starting | CrashLoopBackOff | Terminated | Pending
         self.ready_at = 0.0
+        self.created_at = 0.0  # when this pod was created: a crash restarts its container, not the pod
         self.restarts = 0
         self.last_restart_t = -1e9
         self.crash_reason = ""
@@ -261,9 +263,17 @@ class Replica:
         return self.state == "Running"
 
     def age_s(self, now: float) -> float:
-        """Seconds since the pod became ready; one that has run since before the history was recorded
-        is a few days old (four, plus an hour per index, so pods of one service differ)."""
-        return now - self.ready_at if self.ready_at != 0.0 else 4 * 86400 + self.index * 3600
+        """Seconds since the pod was created (kubectl's AGE): a replaced, added or rescheduled pod starts
+        again, a crashed container does not. One created before the history was recorded is a few days
+        old (four, plus an hour per index, so pods of one service differ)."""
+        return now - self.created_at if self.created_at != 0.0 else self._prehistory_s()
+
+    def uptime_s(self, now: float) -> float:
+        """Seconds since the process last became ready (a running replica's uptime)."""
+        return now - self.ready_at if self.ready_at != 0.0 else self._prehistory_s()
+
+    def _prehistory_s(self) -> float:
+        return 4 * 86400 + self.index * 3600
 
     @property
     def kind(self) -> str:

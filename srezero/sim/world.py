@@ -488,6 +488,8 @@ class World:
         if not by_agent:
             rep.restarts += 1
             rep.last_restart_t = self.env.now
+        else:  # the pod is replaced (deleted, rolled, evicted), not its container restarted
+            rep.created_at = self.env.now
         rep.state = "Starting"
         rep.ready_at = self.env.now + rep.service.startup_s
         rep.mem_mb = rep.base_mem_mb
@@ -508,6 +510,7 @@ class World:
         rep.version = svc.deploy.version
         rep.state = "Starting" if nodes else "Pending"
         rep.ready_at = self.env.now + svc.startup_s
+        rep.created_at = self.env.now
         svc.replicas.append(rep)
         node.replicas.append(rep)
         self.topo.replicas[rep.name] = rep
@@ -527,6 +530,7 @@ class World:
 
     def move_replica(self, rep: Replica, node: Node) -> None:
         rep.moves.append((self.env.now, rep.node.index))
+        rep.created_at = self.env.now  # rescheduled: a new pod on the new node
         rep.node.replicas.remove(rep)
         rep.node = node
         node.replicas.append(rep)

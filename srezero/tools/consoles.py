@@ -196,7 +196,7 @@ def _cache(w: World, section: str) -> str:
     hit = float(w.vals[row[("cache", "hit_ratio")]])
     evictions = float(w.vals[row[("cache", "evictions_per_s")]])
     used = float(w.vals[row[("cache", "memory_used_mb")]])
-    up = rep.age_s(w.now)  # the server process's uptime is the pod's (its keyspace warms separately)
+    up = rep.uptime_s(w.now)  # the server process's (its keyspace warms separately)
     auth_fails = 0 if rep.err_causes.get("auth_fail") is None else int(w.services["web_server"].rps * 30)
     return "\n".join([
         "# Server", f"uptime_in_seconds:{int(up)}", "# Memory", f"used_memory_human:{used:.0f}M",
