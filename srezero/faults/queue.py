@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 from srezero.faults.base import FaultMeta, Param, Remedy, RootCause, Signal, register
 from srezero.faults.common import CFG, CHANGE, Declared, TunedConfig, baseline, healthy_db_lat, live
 from srezero.faults.envelopes import healthy
-from srezero.sim.queue import job_seconds, worker_restarts
+from srezero.sim.queue import job_seconds
 from srezero.sim.rng import stable_int
 
 if TYPE_CHECKING:
@@ -60,9 +60,8 @@ class PoisonMessage(Declared):
 
     def inject(self, w: World) -> None:
         st = w.state
-        restarts = worker_restarts(w)
         for i in self.ids:
-            st.mq_poison_since[i], st.mq_poison_restarts0[i] = w.now, restarts
+            st.mq_poison_since[i] = w.now
         st.mq_poison = len(st.mq_poison_ids)
 
     def subs(self, w: World) -> dict[str, str]:

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
 from srezero.sim.clock import PER_TICK_H as _PER_TICK_H
+from srezero.sim.queue import release_held
 
 if TYPE_CHECKING:
     from srezero.sim.components import Replica
@@ -91,6 +92,7 @@ def lifecycle(w: World, t: float) -> None:
             _pending(w, rep, t)
             continue
         if not rep.node.up:
+            release_held(w, rep)
             rep.state = "Pending"
             rep.ready_at = t + EVICT_AFTER_S
             w.emit("Warning", "NodeNotReady", rep.name, f"node {rep.node.name} is not ready; pod evicted")

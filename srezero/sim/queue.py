@@ -11,6 +11,7 @@ from srezero.sim.metrics import PACK10
 from srezero.sim.nodes import link_loss
 
 if TYPE_CHECKING:
+    from srezero.sim.components import Replica
     from srezero.sim.state import ModelState
     from srezero.sim.world import World
 
@@ -57,16 +58,12 @@ def queue_tick(w: World, published: float, db_lat: float, db_err_prev: float, db
     redeliver = 0.0
     if vt < proc_s * 3:
         redeliver = min(1.0, (proc_s * 3 - vt) / (proc_s * 3))
-    if st.mq_poison:
-        redeliver += st.mq_poison * 60.0 / max(vt, 1)  # each poison message comes back every timeout
     incoming = published if mq_up else 0.0
     depth = st.mq_depth + incoming * TICK_S
     consumed = min(depth / TICK_S, consume_cap / (1.0 + redeliver * 0.5)) if consume_cap > 0 else 0.0
     depth = max(0.0, depth - consumed * TICK_S)
     st.mq_depth = depth
     st.mq_consumed = consumed
-    if st.mq_poison:
-        st.mq_dlq += 0.0
     if st.mq_fail_frac or st.mq_cycling:  # jobs out of attempts go to the dead-letter queue while it has room
         room = mqc["dlq_max_messages"] - st.mq_dlq
         dead = consumed * st.mq_fail_frac * TICK_S + st.mq_cycling
@@ -141,6 +138,20 @@ def queue_tick(w: World, published: float, db_lat: float, db_err_prev: float, db
             worker_db_writes, wk_err)
 
 
-def worker_restarts(w: World) -> int:
-    """Restarts of the worker pods so far: each one redelivers the message its consumer held."""
-    return sum(r.restarts for r in w.services["worker"].replicas)
+def poison_held_by(w: World, rep: Replica) -> list[str]:
+    """The poison messages a running worker holds: stuck message k sits with running worker k (modulo their
+    number), as the broker's consumers view shows it."""
+    running = [r for r in w.services["worker"].replicas if r.state == "Running"]
+    if rep not in running:
+        return []
+    at = running.index(rep)
+    return [pid for k, pid in enumerate(w.state.mq_poison_ids) if k % len(running) == at]
+
+
+def release_held(w: World, rep: Replica) -> None:
+    """A worker going away (restart, crash, eviction, scale-down) closes its channel: the broker redelivers
+    the poison messages it held, at once, to another consumer, where each gets stuck again."""
+    if rep.kind != "worker" or not w.state.mq_poison:
+        return
+    for pid in poison_held_by(w, rep):
+        w.state.mq_poison_redelivered[pid] = w.state.mq_poison_redelivered.get(pid, 0) + 1

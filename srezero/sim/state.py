@@ -105,10 +105,10 @@ class ModelState:
 
     db_slots: dict[str, list[float]]  # replication slot -> [active (1/0), retained WAL GB]
     #: every poison message's life, so telemetry of a past moment shows the messages stuck then: when it
-    #: got stuck, when it left (dead-lettered, purged), and the workers' restarts before it got stuck
+    #: got stuck, when it left (dead-lettered, purged), and how often its consumer went away with it
     mq_poison_since: dict[str, float]
     mq_poison_gone: dict[str, float]
-    mq_poison_restarts0: dict[str, int]
+    mq_poison_redelivered: dict[str, int]
 
     @property
     def mq_poison_ids(self) -> list[str]:
@@ -129,4 +129,4 @@ class ModelState:
         self.db_slots = {}
         self.mq_poison_since = {}
         self.mq_poison_gone = {}
-        self.mq_poison_restarts0 = {}
+        self.mq_poison_redelivered = {}

@@ -30,6 +30,7 @@ from srezero.sim import metrics as M
 from srezero.sim.clock import PER_TICK_H, TICK_S
 from srezero.sim.components import SERVICE_KINDS, Change, Deploy, Disk, Event, Node, Replica, Service
 from srezero.sim.model import tick
+from srezero.sim.queue import release_held
 from srezero.sim.rng import Stream, stable_int, stream, suffix
 from srezero.sim.state import ModelState
 
@@ -485,6 +486,7 @@ class World:
             self.collateral_errors += rep.rps * min(rep.lat_ms / 1000.0, 5.0) + rep.rps * 0.5
             if rep.kind == "message_queue":
                 self.state.mq_depth += self.state.mq_consumed * 5.0  # unacked messages redelivered
+        release_held(self, rep)
         if not by_agent:
             rep.restarts += 1
             rep.last_restart_t = self.env.now
@@ -521,6 +523,7 @@ class World:
         return rep
 
     def remove_replica(self, rep: Replica) -> None:
+        release_held(self, rep)
         if rep.state == "Running":
             self.collateral_errors += rep.rps * 0.5
         rep.state = "Terminated"

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Annotated, Any, Literal
 
-from srezero.sim.queue import worker_restarts
 from srezero.sim.rng import stable_int
 from srezero.sim.topology import AUTHORS
 from srezero.tools.registry import ToolOutput, tool
@@ -234,9 +233,8 @@ def _queue(w: World, view: str) -> str:
             f"prefetch {mqc['max_inflight']}"])
     if view == "messages":
         lines = [f"{'MESSAGE':8} {'DELIVERIES':>10} {'AGE':>9} {'STATE':8} TYPE"]
-        restarts = worker_restarts(w)
         for pid in st.mq_poison_ids:  # in flight: a consumer holds it (and keeps extending its visibility)
-            deliveries = 1 + max(0, restarts - st.mq_poison_restarts0.get(pid, restarts))
+            deliveries = 1 + st.mq_poison_redelivered.get(pid, 0)
             age = w.now - st.mq_poison_since.get(pid, w.now)
             lines.append(f"{pid:8} {deliveries:>10} {_age(age):>9} {'unacked':8} invoice.render")
         for i, mid in enumerate(head_message_ids(w, int(w.now // 30))):

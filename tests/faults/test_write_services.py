@@ -111,6 +111,24 @@ def test_dead_letter_and_purge() -> None:
     assert w.state.mq_depth == 0 and w.state.mq_poison == 0 and w.destroyed and w.state.mq_lost >= depth
 
 
+def _deliveries(env) -> dict[str, int]:
+    lines = _do(env, "inspect_queue", view="messages").text.splitlines()[2:]
+    return {p[0]: int(p[1]) for p in (line.split() for line in lines) if p[3] == "unacked"}
+
+
+def test_a_worker_going_away_redelivers_only_the_poison_messages_it_held() -> None:
+    env, w, f = _fault("poison_message")
+    running = [r for r in w.services["worker"].replicas if r.state == "Running"]
+    assert len(f.ids) >= 2 and len(running) >= 2
+    assert _deliveries(env) == dict.fromkeys(f.ids, 1)
+    held = [pid for k, pid in enumerate(w.state.mq_poison_ids) if k % len(running) == 0]
+    assert _do(env, "restart", target=running[0].name).ok
+    assert _deliveries(env) == {pid: 2 if pid in held else 1 for pid in f.ids}
+    # the broker does not redeliver a message its consumer keeps extending: no redelivery rate for it
+    env.step("wait(seconds=120)")
+    assert float(w.vals[w.row_of[("message_queue", "redeliveries_per_s")]]) == 0.0
+
+
 def test_consoles_are_plain_and_reflect_state() -> None:
     env, _, _ = _fault("cache_hot_key")
     hot = _do(env, "inspect_cache", section="hotkeys").text
