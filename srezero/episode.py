@@ -259,6 +259,7 @@ class Episode:
             st.invalid += 1
             w.advance(INVALID_COST_S)
             out_text = f"error: {error}"
+        self.judge.settle(w)
         healed = self._healed_count()
         if st.healed_at is None and self.faults and healed == len(self.faults):
             st.healed_at = w.now - self.t0
@@ -376,6 +377,8 @@ class Episode:
         self.st.writes.append(_Write(self.st.steps, tool, dict(args), round(w.now - self.t0, 3), ok,
                                      j.distractor, effect, j.destructive,
                                      j.reason if self.faults else "nothing is broken (control task)"))
+        if j.awaits:
+            self.judge.await_effect(self.st.writes[-1], j.awaits, w.now)
 
     def _penalty_so_far(self) -> float:
         st = self.st
@@ -447,7 +450,7 @@ class Episode:
         # cause still active at the end costs the same: letting the budget run out never beats resolving.
         premature_end = st.premature if st.resolved else self._root_cause_active()
         d = self._score_diagnosis()
-        m = verify(w, self.faults)
+        m = verify(w, self.faults, each_tick=lambda: self.judge.settle(w))
         mitigated = m["mitigated"] and (not no_fault or d["score"] >= mk.SUCCESS_DIAGNOSIS)
         if no_fault and m["mitigated"] and not mitigated:
             m["reasons"].append("a control task counts as mitigated only with a submitted no-fault diagnosis")

@@ -165,7 +165,7 @@ class DiskSpaceFault(Fault):
                                                      "size_gb": round(d.capacity_gb * 1.03)}}]]
 
 
-_SPACE_REMEDIES = (Remedy("cleanup_disk", "delete the logs, dumps and temp files du shows (frees the runaway bytes)"),
+_SPACE_REMEDIES = (Remedy("cleanup_disk", "delete the reclaimable files du shows (frees the runaway bytes)"),
                    Remedy("expand_volume", "or grow the volume so it ends under 85% full (at most 16384 GB)"))
 
 

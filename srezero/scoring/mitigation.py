@@ -28,6 +28,8 @@ from typing import TYPE_CHECKING, Any
 from srezero.sim.clock import TICK_S
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from srezero.faults.base import Fault
     from srezero.sim.world import World
 
@@ -77,8 +79,9 @@ def start_probes(w: World, faults: list[Fault]) -> list[Fault]:
     return injected
 
 
-def verify(w: World, faults: list[Fault]) -> dict[str, Any]:
-    """Run the verification window on ``w`` and judge it. Advances the world.
+def verify(w: World, faults: list[Fault], each_tick: Callable[[], None] | None = None) -> dict[str, Any]:
+    """Run the verification window on ``w`` and judge it. Advances the world; ``each_tick`` runs after
+    every tick of it (the episode credits remedies whose effect completes there).
 
     The episode is over, so nothing reads alerts any more: their evaluation stops (their state
     stays as it was at the end of the episode)."""
@@ -96,6 +99,8 @@ def verify(w: World, faults: list[Fault]) -> dict[str, Any]:
     breaches: dict[str, float] = {}
     while w.now < t_end - 1e-9:
         w.advance(TICK_S)
+        if each_tick is not None:
+            each_tick()
         for f in injected:
             if id(f) in healed_at_start and id(f) not in relapsed and not f.neutralised(w):
                 relapsed[id(f)] = f.why_active(w)

@@ -8,7 +8,11 @@ A write *addresses a root cause* when either
   fix's own value, or
 * it neutralised a fault (active before the write, neutralised right after it) and it is aimed at
   that fault: its target is the fault's entity, an alias, or the fault's service or node, or the
-  tool is one of the primitive's declared remedies.
+  tool is one of the primitive's declared remedies, or
+* it is one of the primitive's declared remedies, aimed at the fault, and the fault is neutralised
+  within ``DEFER_S`` of it (its effect unfolds in simulated time: a volume resizes in a minute). Such
+  a write is judged a wrong fix when made and credited when the fault heals, at a later step or in
+  the verification window (:meth:`WriteJudge.settle`), unless another write healed it first.
 
 Anything else is a *wrong fix*: on a control task every write is one. A write is *destructive* when
 it appended to ``World.destroyed`` (the world records the consequence, not the intent). A wrong fix
@@ -33,6 +37,8 @@ if TYPE_CHECKING:
 #: The reasons of a write judged to work on a fault, formatted with the fault's primitive name. The
 #: play debrief reads the primitive back out of a record's reason (:func:`fault_of_reason`).
 PART_OF_FIX = "part of the fix of {}"
+#: How long after a declared remedy its effect may complete and still be its own (a resize, a rollout).
+DEFER_S = 300.0
 NEUTRALISED = "neutralised {}"
 
 
@@ -65,6 +71,7 @@ class Judgement:
     destructive: list[str]
     distractor: bool
     reason: str
+    awaits: tuple[int, ...] = ()  # faults (indices) this remedy may still heal once its effect completes
 
 
 class WriteJudge:
@@ -72,6 +79,7 @@ class WriteJudge:
 
     def __init__(self, w: World, faults: list[Fault], truth: list[RootCause]) -> None:
         self.faults = faults
+        self.pending: list[tuple[Any, tuple[int, ...], float]] = []  # remedies whose effect is still unfolding
         self.fixes: list[dict[tuple[Any, ...], Any]] = []
         self.related: list[frozenset[str]] = []
         self.remedies: list[frozenset[str]] = []
@@ -113,7 +121,33 @@ class WriteJudge:
                 break
         distractor = not ok and bool(target) and target in {norm(x) for x in sorted(w.noise_entities)} \
             and not any(target in r for r in self.related)
-        return Judgement(ok, destructive, distractor, reason)
+        if ok:  # this write healed it: a remedy still unfolding did not
+            healed = {i for i, (was, now) in enumerate(zip(active_before, active_after, strict=True)) if was and not now}
+            self.pending = [p for p in self.pending if not healed & set(p[1])]
+            return Judgement(ok, destructive, distractor, reason)
+        awaits = tuple(i for i, (was, now) in enumerate(zip(active_before, active_after, strict=True))
+                       if was and now and tool in self.remedies[i] and target in self.related[i])
+        return Judgement(ok, destructive, distractor, reason, awaits)
+
+    def await_effect(self, write: Any, awaits: tuple[int, ...], at: float) -> None:
+        """Keep ``write`` (its ``addresses_root_cause`` and ``reason`` are set when it is credited) until one of
+        ``awaits`` heals or ``DEFER_S`` passes."""
+        self.pending.append((write, awaits, at + DEFER_S))
+
+    def settle(self, w: World) -> None:
+        """Credit each waiting remedy whose fault has healed since; forget those past ``DEFER_S``."""
+        if not self.pending:
+            return
+        active = self.active(w)
+        keep = []
+        for write, awaits, deadline in self.pending:
+            healed = next((i for i in awaits if not active[i]), None)
+            if healed is not None:
+                write.addresses_root_cause = True
+                write.reason = NEUTRALISED.format(self.faults[healed].meta.name)
+            elif w.now < deadline:
+                keep.append((write, awaits, deadline))
+        self.pending = keep
 
     @staticmethod
     def _value_ok(w: World, tool: str, args: dict[str, Any], fix_value: Any) -> bool:

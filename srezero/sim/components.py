@@ -47,7 +47,7 @@ class Disk:
         self.reallocated_sectors = 0
         self.io_errors = 0  # cumulative, as the block layer counts them
         self.growth_gb_per_h = 0.0
-        self.reclaim: dict[str, float] = {}  # path -> GB that cleanup_disk may delete (logs, dumps, temp)
+        self.reclaim: dict[str, float] = {}  # path -> GB that cleanup_disk may delete (logs, dumps, temp, stale backups)
         self.model = model
         self.serial = serial
 

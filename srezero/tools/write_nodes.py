@@ -166,7 +166,8 @@ def _io_burst(w: World, d: Disk, factor: float, seconds: float) -> Generator[Any
 def cleanup_disk(ctx: ToolContext,
                  node: Annotated[str, "node the disk is attached to"],
                  device: Annotated[str, "block device, e.g. nvme0n1 (root) or nvme1n1 (data)"]) -> ToolOutput:
-    """Delete rotated logs, core dumps and temp files on a disk (the directories du shows as largest)."""
+    """Delete the reclaimable files du shows as largest on a disk: rotated logs, core dumps, temp files, stale
+    backups and exports."""
     from srezero.tools.write import AGENT
 
     w = ctx.world
@@ -175,7 +176,7 @@ def cleanup_disk(ctx: ToolContext,
     d.used_gb = max(0.0, d.used_gb - freed)
     d.reclaim.clear()
     w.env.process(_io_burst(w, d, 3.0, 60.0))
-    w.change("node", "cleanup", f"{node}: deleted {freed:.1f} GB of logs, dumps and temp files on {d.device}", AGENT)
+    w.change("node", "cleanup", f"{node}: deleted {freed:.1f} GB of reclaimable files on {d.device}", AGENT)
     return ToolOutput(f"{node}: freed {freed:.1f} GB on /dev/{d.device}; now {d.used_gb:.0f}/{d.capacity_gb:.0f} GB "
                       f"used ({d.used_frac:.0%})")
 

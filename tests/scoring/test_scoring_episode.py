@@ -297,3 +297,39 @@ def test_the_usual_ways_of_saying_a_setting_is_gone_are_its_detail(detail: str) 
     env.step({"tool": "submit_diagnosis", "args": {"root_causes": [claim_]}})
     *_, info = env.step("resolve()")
     assert info["result"]["diagnosis"]["per_cause"][0]["detail"] is True
+
+
+# ---------------------------------------------------------------------------- remedies that take time
+def _disk_full(seed: int = 0):
+    from srezero.faults.base import load_all
+    from tests.faults.harness import start
+
+    env = start(load_all()["disk_full"], seed)
+    d = env.world.faults[0].disk
+    return env, d, f"expand_volume(node='{d.node.name}', device='{d.device}', size_gb={d.capacity_gb * 2:.0f})"
+
+
+@pytest.mark.parametrize("then", ["wait(seconds=120)", "resolve()"])
+def test_a_remedy_whose_effect_completes_later_is_credited_when_it_heals(then: str) -> None:
+    """A volume resizes about a minute after expand_volume: judged when made, it addressed nothing yet
+    (a dogfooding review: -10 for the declared remedy). It is credited once the disk is below the line,
+    at a later step or in the verification window."""
+    env, d, expand = _disk_full()
+    env.step(expand)
+    assert env.st.writes[-1].reason == "addresses no root cause"  # not yet: the resize is under way
+    _, _, done, _, info = env.step(then)
+    w = env.st.writes[0]
+    assert w.addresses_root_cause and w.reason == "neutralised disk_full" and d.capacity_gb > d.used_gb / 0.9
+    if done:
+        assert info["result"]["wrong_fixes"] == 0 and info["result"]["writes"][0]["addresses_root_cause"]
+
+
+def test_a_remedy_is_not_credited_for_a_fault_another_write_healed_or_that_never_healed() -> None:
+    env, d, expand = _disk_full()
+    other = next(x for n in env.world.topo.nodes for x in n.disks if x is not d)
+    env.step(f"expand_volume(node='{other.node.name}', device='{other.device}', size_gb={other.capacity_gb * 2:.0f})")
+    env.step(expand)
+    env.step(f"cleanup_disk(node='{d.node.name}', device='{d.device}')")  # heals at once, before the resize
+    env.step("wait(seconds=400)")
+    reasons = [x.reason for x in env.st.writes]
+    assert reasons == ["addresses no root cause", "addresses no root cause", "part of the fix of disk_full"]
