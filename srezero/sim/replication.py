@@ -4,7 +4,9 @@ The standby replays the primary's writes as fast as its data disk allows; when i
 than the primary writes, the lag grows every tick, and it drains only once the standby keeps up. A
 long query on the standby holds replay back, up to ``max_standby_streaming_delay_s``, from the moment
 replay meets the first WAL record that conflicts with it (a vacuum's cleanup of rows the query reads,
-seconds to a minute after the query starts; the lag then grows by the second). A standby
+seconds to a minute after the query starts; the lag then grows by the second). Once replay has waited
+that long the standby cancels the query ("conflict with recovery") and replay catches up; -1 waits
+for as long as the query runs. A standby
 that is down or unreachable falls behind by the whole tick. A lossy link at either end delays the WAL
 stream by its retransmissions, so the standby is always a few seconds behind (WAL is a small stream:
 a lossy link still carries it, late); a flapping link also breaks the stream, which reconnects.
@@ -62,5 +64,8 @@ def replicate(w: World, dbc: dict[str, Any], writes_per_s: float) -> None:
         held = waited if waited < hold else hold  # replay stopped at the conflict: lag grows by the second
         lag = st.replication_lag_s
         st.replication_lag_s = held if held > lag else max(held, lag - TICK_S * 10.0)
+        if 0 <= delay <= waited:  # Postgres cancels the query once replay has waited the delay out
+            st.standby_query_s, st.standby_query_pid = 0.0, 0
+            standby.err_causes = {**standby.err_causes, "recovery_conflict": 0.01}  # one line: one query
     if lost and st.replication_lag_s < lost * LOSSY_STREAM_DELAY_S:
         st.replication_lag_s = lost * LOSSY_STREAM_DELAY_S

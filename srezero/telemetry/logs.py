@@ -66,6 +66,8 @@ DB_CAUSES: dict[str, tuple[str, str]] = {
     "slow_query": ("warn", "LOG:  duration: {slowms}.{pct} ms  statement: {stmt}"),
     "client_net": ("warn", "LOG:  could not receive data from client: Connection timed out"),
     "wal_stream": ("error", "FATAL:  could not receive data from WAL stream: server closed the connection unexpectedly"),
+    "recovery_conflict": ("error", "ERROR:  canceling statement due to conflict with recovery DETAIL:  User query might "
+                          "have needed to see row versions that must be removed."),
 }
 CACHE_CAUSES: dict[str, tuple[str, str]] = {
     "evicting": ("warn", "maxmemory reached ({maxmem}mb); evicting keys with policy {policy}"),

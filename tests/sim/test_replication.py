@@ -53,3 +53,19 @@ def test_terminating_the_report_drains_the_lag_and_its_rerun_stalls_replay_again
         env.step({"tool": "wait", "args": {"seconds": 60}})
     assert w.state.standby_query_s > 0 and w.state.standby_query_pid != pid  # the dashboard ran it again
     assert 5.0 <= w.state.standby_stall_at - w.state.standby_query_since <= 60.0
+
+
+def test_a_bounded_delay_cancels_the_conflicting_query_and_replay_catches_up() -> None:
+    """Dogfooding: with the delay set back to 45 s, the lag sat at exactly 45 s and replay kept waiting
+    for the report for ever; Postgres cancels it ("conflict with recovery") once the delay is waited out."""
+    env = srezero.make("inc-047", seed=11)
+    env.reset()
+    st = env.world.state
+    assert st.standby_query_s > 0 and st.replication_lag_s > 60
+    env.step("set_config(service='database', key='max_standby_streaming_delay_s', value=45)")
+    env.step("wait(seconds=150)")
+    assert st.standby_query_s == 0 and st.replication_lag_s < 5
+    logs, *_ = env.step("search_logs(service='database', pattern='conflict with recovery')")
+    assert logs.text.count("canceling statement due to conflict with recovery") == 1
+    activity, *_ = env.step("inspect_database(view='activity')")
+    assert "metabase" not in activity.text
