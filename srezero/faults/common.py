@@ -13,8 +13,11 @@ from typing import TYPE_CHECKING, Any
 
 from srezero.faults.app import ConfigFault
 from srezero.faults.base import Fault, Signal, _signal_entity, read_action
+from srezero.sim import metrics as M
+from srezero.sim.clock import PER_TICK_H
 
 if TYPE_CHECKING:
+    from srezero.sim.components import Disk
     from srezero.sim.world import World
 
 Resolved = tuple[str, str, dict[str, Any], str]
@@ -95,3 +98,11 @@ def baseline(w: World, entity: str, metric: str) -> float:
 def healthy_db_lat(w: World) -> float:
     """The database's settled mean query latency (ms)."""
     return baseline(w, "database", "latency_p50_ms") / 0.8
+
+
+def backdate_fill(w: World, disk: Disk, gb: float, gb_per_h: float) -> None:
+    """``gb`` put on ``disk`` at the onset had been written at ``gb_per_h`` before it: its usage series
+    climbs to it instead of jumping (:meth:`World.backdate_ramp`)."""
+    row = disk.node.row + (M.N_ROOT if disk is disk.node.disks[0] else M.N_DATA)
+    to_pct = 100.0 / disk.capacity_gb
+    w.backdate_ramp(row, gb * to_pct, gb_per_h * PER_TICK_H * to_pct, cap=100.0)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from srezero.faults.base import FaultMeta, Param, Remedy, RootCause, Signal, register
-from srezero.faults.common import Declared, baseline
+from srezero.faults.common import Declared, backdate_fill, baseline
 from srezero.faults.envelopes import healthy
 from srezero.sim import changes
 from srezero.sim.replication import start_report
@@ -103,6 +103,7 @@ class DatabaseDiskFull(Declared):
         retained = max(0.0, disk.capacity_gb - disk.used_gb - margin)
         w.state.db_slots[self.slot] = [0.0, retained]
         disk.used_gb += retained
+        backdate_fill(w, disk, retained, writes * 3600.0 * w.state.wal_gb_per_write)  # WAL kept since the agent died
 
     def subs(self, w: World) -> dict[str, str]:
         return {"slot": self.slot}

@@ -12,6 +12,7 @@ from collections.abc import Generator
 from typing import TYPE_CHECKING, Any
 
 from srezero.faults.base import Fault, FaultMeta, Param, Remedy, RootCause, Signal, register
+from srezero.faults.common import backdate_fill
 from srezero.sim.clock import TICK_S
 
 if TYPE_CHECKING:
@@ -197,7 +198,9 @@ class DiskFull(DiskSpaceFault):
     def inject(self, w: World) -> None:
         d = self.disk
         ahead = self.params["fill_gb_per_h"] * self.params["minutes_to_full"] / 60.0
-        self.fill(max(0.0, d.capacity_gb - ahead - d.used_gb))  # what the writer wrote before anyone noticed
+        before = max(0.0, d.capacity_gb - ahead - d.used_gb)  # what the writer wrote before anyone noticed
+        self.fill(before)
+        backdate_fill(w, d, before, self.params["fill_gb_per_h"])
 
     def evolve(self, w: World) -> Generator[Any, Any, None]:
         step = self.params["fill_gb_per_h"] * TICK_S / 3600.0
@@ -234,7 +237,9 @@ class DiskFilling(DiskSpaceFault):
 
     def inject(self, w: World) -> None:
         d = self.disk
-        self.fill(max(0.0, d.capacity_gb * self.params["start_pct"] / 100.0 - d.used_gb))
+        before = max(0.0, d.capacity_gb * self.params["start_pct"] / 100.0 - d.used_gb)
+        self.fill(before)
+        backdate_fill(w, d, before, self.params["growth_gb_per_h"])
 
     def evolve(self, w: World) -> Generator[Any, Any, None]:
         step = self.params["growth_gb_per_h"] * TICK_S / 3600.0

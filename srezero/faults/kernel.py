@@ -24,6 +24,7 @@ from srezero.faults.base import (
     value_tokens,
 )
 from srezero.sim import changes
+from srezero.sim import metrics as M
 from srezero.sim.clock import TICK_S
 from srezero.sim.components import HOST_JOBS, Daemon, Node
 from srezero.sim.lifecycle import LISTEN_PORT
@@ -142,7 +143,11 @@ class FdExhaustion(NodeFault):
         # image's, so one parameter set is the same incident on every image
         self.scale = n.fd_max / 1_048_576
         ahead = self.params["leak_per_min"] * self.params["minutes_to_full"] * self.scale
+        held = d.fds
         d.fds = max(d.fds, int(n.fd_max - others - ahead))
+        # it had been leaking long before: the node's count climbs to here rather than jumping
+        w.backdate_ramp(n.row + M.N_FDS, d.fds - held, self.params["leak_per_min"] * self.scale * TICK_S / 60.0,
+                        cap=n.fd_max)
         d.mem_mb = d.base_mem_mb * 6  # every open file costs the shipper a little memory
         n.retotal()
 

@@ -78,6 +78,7 @@ NOISE_SIGMA = {
     "processed_per_s": 0.04,
     "cpu_util_pct": 0.04,
     "memory_used_pct": 0.005,
+    "net_loss_pct": 0.12,  # lost packets counted over one scrape
     "disk_latency_ms": 0.08,
     "conntrack_used": 0.03,
     "queue_depth": 0.05,

@@ -86,7 +86,8 @@ def update_nodes(w: World, vals) -> None:
         PACK10(vals, base * 8,
                cpu_pct, mem_pct, r_used / r_cap * 100.0, d_used / d_cap * 100.0,
                float(root.io_errors + data.io_errors), disk_lat,
-               node.nic_loss * 100.0 + (15.0 if node.nic_flapping else 0.0), conntrack, fds_used,
+               node.nic_loss * 100.0 + (15.0 if node.nic_flapping else 0.0), conntrack,
+               fds_used if fds_used < node.fd_max else node.fd_max,  # opens past the table fail (ENFILE)
                (1.0 - node.thermal_factor) * 100.0)
 
 

@@ -217,6 +217,8 @@ class World:
             row_of.update(zip([(node.name, m) for m in M.NODE_METRICS], range(n, n + width)))
             n += width
         self.row_of = row_of
+        #: node open_fds rows -> their node: the kernel's count never reads past fs.file-max (series)
+        self._fd_rows = {node.row + M.N_FDS: node for node in self.topo.nodes}
         #: replica CPU rows -> their service, whose recorded quotas cap what the row measures (series)
         self._quota_rows: dict[int, Service] = {}
         self._replica_base = n
@@ -442,6 +444,8 @@ class World:
         ceiling = self._ceiling[row]
         if ceiling != float("inf"):
             noisy_data = np.minimum(noisy_data, ceiling)
+        elif row in self._fd_rows:
+            noisy_data = np.minimum(noisy_data, float(self._fd_rows[row].fd_max))
         quotas = self._quota_rows[row].quotas if row in self._quota_rows else None
         if quotas:  # a pod's CPU reads at most its cgroup quota of the time (cpu.max caps each period)
             times = [at for at, _ in quotas]
@@ -453,6 +457,20 @@ class World:
     def measured(self, row: int) -> float:
         """The latest sample of a row as :meth:`series` measures it."""
         return float(self.series(row, self.col, self.col)[0])
+
+    def backdate_ramp(self, row: int, added: float, per_tick: float, cap: float = math.inf) -> None:
+        """Something a fault puts in place at its onset had been building before it, unnoticed (a
+        writer's bytes, a leak's descriptors): let the recorded past of ``row`` climb to it at
+        ``per_tick`` a column, so its series shows the build-up rather than a jump at the onset."""
+        if added <= 0.0 or per_tick <= 0.0:
+            return
+        n = min(self.col + 1, math.ceil(added / per_tick))
+        ramp = added - per_tick * np.arange(n - 1, -1, -1, dtype=np.float64)  # reaches `added` at the onset
+        past = self.buf[row, self.col - n + 1 : self.col + 1]
+        past += np.maximum(ramp - per_tick, 0.0)  # the latest column is a tick before the onset's
+        np.minimum(past, cap, out=past)
+        if self.alerts_live:
+            self.alerts.backdate(row)
 
     def col_at(self, t: float) -> int:
         return max(0, min(self.col, int(t // TICK_S)))

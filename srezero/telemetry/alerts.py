@@ -11,6 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from srezero.sim.clock import TICK_S
 from srezero.sim.metrics import counted_one
 
 if TYPE_CHECKING:
@@ -189,6 +190,28 @@ class AlertBook:
             live = {keys[i] for i in pending}
             for key in [k for k in active if k not in live]:
                 active.pop(key).resolved_at = now
+
+    def backdate(self, row: int) -> None:
+        """``row``'s recorded past was rewritten (:meth:`World.backdate_ramp`): a rule on it that the latest
+        sample breaches has been pending since that past first crossed its threshold, and fires from then."""
+        w = self.world
+        for i, (rule, ent, r) in enumerate(self._targets):
+            if r != row or i in self._pending_i:
+                continue
+            measured = w.series(row, 0, w.col)
+            past = measured * self._sign[i] > self._sthr[i]
+            if not past[-1]:
+                continue
+            calm = self._np.flatnonzero(~past)
+            first = int(calm[-1]) + 1 if calm.size else 0
+            since = first * TICK_S
+            self._pending_i[i] = since
+            fired = first + int(-(-rule.for_s // TICK_S))  # the first evaluation at least for_s later
+            if fired <= w.col:
+                value = float(measured[fired])  # what the rule saw when it fired
+                inst = AlertInstance(rule.name, rule.severity, ent, rule.summary.format(value=value), fired * TICK_S)
+                self.active[self._keys[i]] = inst
+                self.history.append(inst)
 
     def is_firing(self, name: str) -> bool:
         return any(k[0] == name for k in self.active)

@@ -15,7 +15,7 @@ import re
 from typing import TYPE_CHECKING, Any
 
 from srezero.sim.clock import TICK_S
-from srezero.sim.metrics import R_CPU, R_MEM, R_RPS
+from srezero.sim.metrics import R_CPU, R_MEM, R_P50, R_RPS
 from srezero.sim.world import LogContext, noise_table
 
 if TYPE_CHECKING:
@@ -105,21 +105,21 @@ CAUSE_TABLES = {"web_server": WEB_CAUSES, "database": DB_CAUSES, "cache": CACHE_
                 "message_queue": MQ_CAUSES, "load_balancer": LB_CAUSES}
 
 CHATTER: dict[str, tuple[tuple[str, str], ...]] = {
-    "web_server": (("info", "GET /api/orders 200 {ms}ms rid={rid}"), ("info", "POST /api/cart 201 {ms}ms rid={rid}"),
+    "web_server": (("info", "GET /api/orders 200 {took}ms rid={rid}"), ("info", "POST /api/cart 201 {took}ms rid={rid}"),
                    ("info", "GET {served} 200 1ms"), ("warn", "slow request GET /api/reports/export {slow}ms rid={rid}"),
                    ("warn", "deprecated config key 'legacy_checkout' ignored"), ("debug", "session refreshed uid={uid}")),
     "database": (("info", "LOG:  checkpoint complete: wrote {n} buffers ({pct}%)"),
                  ("info", "LOG:  automatic vacuum of table \"app.public.events\": index scans: 1"),
                  ("warn", "LOG:  checkpoints are occurring too frequently ({n2} seconds apart)"),
-                 ("info", "LOG:  duration: {ms}.{pct} ms  statement: SELECT id, status FROM orders WHERE id = $1")),
+                 ("info", "LOG:  duration: {tookf} ms  statement: SELECT id, status FROM orders WHERE id = $1")),
     "cache": (("info", "DB saved on disk"), ("info", "Background saving started by pid {pid}"),
               ("info", "{n} changes in 60 seconds. Saving...")),
-    "worker": (("info", "job {job} done in {ms}ms"), ("info", "job {job} done in {ms}ms"),
+    "worker": (("info", "job {job} done in {took}ms"), ("info", "job {job} done in {took}ms"),
                ("warn", "job {job} took {slow}ms (slow export)")),
     "message_queue": (("info", "accepting AMQP connection <0.{pid}.0> ({ip}:{port})"),
                       ("info", "queue 'jobs': {n} messages ready")),
-    "load_balancer": (("info", "\"GET /api/orders HTTP/1.1\" 200 {n} \"-\" upstream={up} rt=0.0{ms}"),
-                      ("info", "\"POST /api/cart HTTP/1.1\" 201 {n} \"-\" upstream={up} rt=0.0{ms}")),
+    "load_balancer": (("info", "\"GET /api/orders HTTP/1.1\" 200 {n} \"-\" upstream={up} rt={rt}"),
+                      ("info", "\"POST /api/cart HTTP/1.1\" 201 {n} \"-\" upstream={up} rt={rt}")),
 }
 HANDLERS = ("CheckoutHandler.post", "PricingService.quote", "InvoiceJob.render")
 JOB_HANDLERS = ("InvoiceJob.render", "ExportJob.run", "ReceiptMailer.send")
@@ -182,6 +182,10 @@ _FIELD_FNS = {
     "fdlimit": lambda w, rep, r, t: _cfg(w, "web_server", "max_open_files", t),
     "now": lambda w, rep, r, t: w.stamp(t),
     "ms": lambda w, rep, r, t: r.int(4, 60),
+    # a served request's or finished job's duration: about the replica's median of that tick
+    "took": lambda w, rep, r, t: max(1, int(_took_ms(w, rep, r, t))),
+    "tookf": lambda w, rep, r, t: f"{_took_ms(w, rep, r, t):.3f}",
+    "rt": lambda w, rep, r, t: f"{_took_ms(w, rep, r, t) / 1000.0:.3f}",
     "slow": lambda w, rep, r, t: r.int(1100, 2600),
     "uid": lambda w, rep, r, t: r.int(1000, 99999),
     "n": lambda w, rep, r, t: r.int(200, 9000),
@@ -213,6 +217,12 @@ _FIELD_FNS = {
     "served": lambda w, rep, r, t: w.state.health_path,
     "hcpath": lambda w, rep, r, t: _cfg(w, "load_balancer", "health_check_path", t),
 }
+
+
+def _took_ms(w: World, rep: Replica, r: _Rand, t: float) -> float:
+    """One request's or job's duration in the tick of ``t``: the replica's recorded median, spread +-45%."""
+    p50 = float(w.buf[rep.row + R_P50, int(t // TICK_S)])
+    return (p50 if p50 > 0.0 else 20.0) * (0.55 + 0.9 * r.u())
 
 
 def _poison_at(w: World, t: float) -> str | None:

@@ -160,13 +160,16 @@ def limits(w: World, node: Node) -> str:
         f"{node.ephemeral_ports}{ports_out}",
         f"memory: {node.mem_used_mb:.0f} MB used / {node.mem_total_mb:.0f} MB",
         _clock(node),
-        f"nic eth0: packet loss {node.nic_loss:.1%}, link {'flapping' if node.nic_flapping else 'up'}",
+        # the counters' loss is while the link is up; net_loss_pct also counts the seconds it is down
+        f"nic eth0: packet loss {node.nic_loss:.1%} while up, "
+        + ("link flapping (carrier down about 15% of every minute)" if node.nic_flapping else "link up"),
     ]
     clash = [f"{k}:{p}" for k, p in LISTEN_PORT.items() if node.port_lo <= p <= hi]
     if clash:
         out.append("warning: ephemeral port range overlaps listening ports " + ", ".join(clash))
-    holders = sorted(((d.fds, d.name) for d in node.daemons if d.fds >= 1000), reverse=True)
-    if holders:
+    holders = sorted(([d.fds, d.name] for d in node.daemons if d.fds >= 1000), reverse=True)
+    if holders:  # past fs.file-max the biggest holder's further opens failed: it holds only what fit
+        holders[0][0] -= max(0, node.fds_used - node.fd_max)
         out.append("open files by process: " + ", ".join(f"{name} {fds}" for fds, name in holders))
     out.append(f"cgroups (throttled: share of CPU periods throttled over the last {THROTTLE_WINDOW_S // 60} min):")
     first = max(0, w.col + 1 - THROTTLE_WINDOW_S // int(TICK_S))
@@ -180,6 +183,7 @@ def limits(w: World, node: Node) -> str:
             throttled = _throttled(w, rep, first)
         mem_limit = cfg.get("memory_limit_mb")
         nofile = cfg.get("max_open_files", 65536)
+        open_files = (rep.fds or 150) if rep.state == "Running" else 0  # as the node's count has it
         out.append(f"  {rep.name:18} cpu.max={quota or 'max'} throttled={throttled:.0%}  memory.max="
-                   f"{str(mem_limit) + 'M' if mem_limit else 'max'}  nofile={rep.fds}/{nofile}")
+                   f"{str(mem_limit) + 'M' if mem_limit else 'max'}  nofile={open_files}/{nofile}")
     return "\n".join(out)

@@ -237,8 +237,11 @@ def _queue(w: World, view: str) -> str:
             deliveries = 1 + st.mq_poison_redelivered.get(pid, 0)
             age = w.now - st.mq_poison_since.get(pid, w.now)
             lines.append(f"{pid:8} {deliveries:>10} {_age(age):>9} {'unacked':8} invoice.render")
+        # the head of a FIFO queue is its oldest message: as old as the backlog (queue_age_s)
+        oldest = st.mq_age_s if st.mq_depth >= 1 else 0.0
         for i, mid in enumerate(head_message_ids(w, int(w.now // 30))):
-            lines.append(f"{mid:8} {1:>10} {_age(i * 0.4):>9} {'ready':8} {('email.send', 'order.sync', 'invoice.render')[i]}")
+            lines.append(f"{mid:8} {1:>10} {_age(max(0.0, oldest - i * 0.4)):>9} {'ready':8} "
+                         f"{('email.send', 'order.sync', 'invoice.render')[i]}")
         return "\n".join(lines)
     # the client acks in batches (or on a timer): a prefetch below the batch waits for the timer
     lines = [f"{'CONSUMER':16} {'PREFETCH':>8} {'UNACKED':>8} {'ACKS/S':>8} ACK-BATCH"]
