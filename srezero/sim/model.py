@@ -33,6 +33,9 @@ from srezero.sim.replication import replicate
 if TYPE_CHECKING:
     from srezero.sim.world import World
 
+#: How long a client waits for the edge before it gives up (the proxy logs the request then, as a 499).
+CLIENT_GIVE_UP_MS = 60_000.0
+
 
 def tick(w: World) -> None:
     """Compute one tick of the whole system and record it."""
@@ -463,9 +466,16 @@ def tick(w: World) -> None:
     # --- service aggregates -----------------------------------------------------------------------
     M.record_service(vals, lb, rps_in, lb_err, lb_lat, 1 if lb_up else 0, 0.3)
     if lb_wait > 0.01:  # a lost reply or a dropped SYN waits out the proxy's timeout: the edge's tail shows it
+        if st.lb_wait_since < 0.0:
+            st.lb_wait_since = t - TICK_S
+        # a request is logged when it ends: at the proxy's timeout, or when its client gives up first;
+        # none has waited longer than the waits have existed
+        waited = min(idle_to, CLIENT_GIVE_UP_MS, (t - st.lb_wait_since) * 1000.0)
         util = min(0.98, active / lbc["max_connections"])
-        PACK3(vals, (lb_rep.row + M.R_P50) * 8, *M.pcts(lb_lat, util, idle_to, lb_wait))
-        PACK3(vals, (lb.row + M.S_P50) * 8, *M.pcts(lb_lat, 0.3, idle_to, lb_wait))
+        PACK3(vals, (lb_rep.row + M.R_P50) * 8, *M.pcts(lb_lat, util, waited, lb_wait))
+        PACK3(vals, (lb.row + M.S_P50) * 8, *M.pcts(lb_lat, 0.3, waited, lb_wait))
+    elif st.lb_wait_since >= 0.0:
+        st.lb_wait_since = -1.0
     vals[lb.row + M.S_READY + 1] = active
     vals[lb.row + M.S_READY + 2] = len(backends)
     M.record_service(vals, web, web_rps_total, web_err, web_lat, ready_webs, min(1.0, web_rps_total / max(1.0, ready_webs * 200.0)))

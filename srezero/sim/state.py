@@ -101,6 +101,7 @@ class ModelState:
     mq_lost: float = 0.0  # messages destroyed (purges)
     replication_lag_s: float = 0.0
     lb_lat_ms: float = 20.0
+    lb_wait_since: float = -1.0  # since when requests at the edge wait out timeouts (-1: they do not)
     data_lost: bool = False
 
     db_slots: dict[str, list[float]]  # replication slot -> [active (1/0), retained WAL GB]

@@ -67,7 +67,13 @@ def sample(w: World, service: str | None, errors_only: bool, limit: int) -> list
                           "status": "error" if err_cause in _DB_SIDE else "ok"})
         if r.u() < st.publish_frac and not err_cause:
             spans.append({"service": "message_queue", "name": "publish jobs", "ms": 1.1, "status": "ok"})
+        elif err_cause in ("mq_timeout", "mq_unavailable"):
+            spans.append({"service": "message_queue", "name": "publish jobs", "status": "timeout" if err_cause ==
+                          "mq_timeout" else "error", "ms": PUBLISH_TIMEOUT_MS if err_cause == "mq_timeout" else 2.0})
         own = rep.lat_ms - sum(s["ms"] for s in spans) if rep.lat_ms else 10.0
+        waited = _waited_ms(w, err_cause)  # a lost packet or dropped SYN is only given up on at a timeout
+        if waited > own:
+            own = waited
         total = max(1.0, sum(s["ms"] for s in spans) + max(own, 2.0))
         trace = {
             "trace_id": f"{r.int(0, 16**8):08x}{r.int(0, 16**8):08x}",
@@ -86,9 +92,35 @@ def sample(w: World, service: str | None, errors_only: bool, limit: int) -> list
     return traces
 
 
-def render(traces: list[dict[str, Any]], lb_name: str) -> str:
-    if not traces:
+#: How long a publish waits for the broker's confirm before the client gives up (ms).
+PUBLISH_TIMEOUT_MS = 5000.0
+#: A connect whose SYN the kernel drops is retried at 1 s and 3 s before the client gives up (ms).
+CONNECT_TIMEOUT_MS = 3000.0
+
+
+def _waited_ms(w: World, err_cause: str) -> float:
+    """The time a request failing with ``err_cause`` spent in the web tier before it failed."""
+    if err_cause == "net_loss":
+        return float(w.services["web_server"].config["db_timeout_ms"])  # a reply lost on the way: the read timeout
+    if err_cause == "conntrack":
+        return CONNECT_TIMEOUT_MS
+    return 0.0
+
+
+def none_sampled(w: World, kind: str | None, service: str, errors_only: bool) -> str:
+    """Why a sample came back empty, in the words of a tracing UI."""
+    if kind == "worker":
+        return ("workers are not on the request path: jobs reach them through message_queue and are not traced "
+                "(their metrics and logs show the jobs)")
+    if not any(r.state == "Running" and r.rps > 0 for r in w.services["web_server"].replicas):
         return "no traces sampled in the last 30 s (no traffic reached the web tier)"
+    which = "failed requests" if errors_only else "requests"
+    touching = f" touching {service}" if service else ""
+    return (f"no {which}{touching} among the traces sampled in the last 30 s (traces start at the web tier: "
+            "a request the load balancer refused or failed itself is only in its logs and metrics)")
+
+
+def render(traces: list[dict[str, Any]], lb_name: str) -> str:
     lines = []
     for tr in traces:
         status = f"ERROR {tr['status']}" if tr["status"] >= 400 else "OK 200"

@@ -116,6 +116,10 @@ def _database(w: World, view: str) -> str:
         for r in db_sessions(w):
             lines.append(f"{r['node']:12} {r['pid']:>6} {r['user']:10} {r['app']:17} {r['state']:20} "
                          f"{_age(r['age']):9} {r['wait']:20} {r['query'][:70]}")
+        primary = w.topo.db_primary()
+        if primary.state == "Running":  # a pool's sessions look alike: two of each client's are listed
+            lines.append(f"({primary.conns:.0f} backends on {primary.name} in all; each app client's pool is "
+                         "listed by two of its sessions)")
         return "\n".join(lines)
     if view == "locks":
         if not (st.db_lock_pid and st.db_lock_ms > 0) and not (st.vacuum_full and w.now < st.vacuum_until):

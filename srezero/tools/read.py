@@ -218,10 +218,11 @@ def get_traces(ctx: ToolContext,
                errors_only: Annotated[bool, "only failed requests"] = False,
                limit: Annotated[int, Field(ge=1, le=20), "number of traces"] = 5) -> ToolOutput:
     """Sample recent request traces along load_balancer -> web_server -> cache/database/queue."""
-    if service:
-        _service_or_replica(ctx, service)
+    kind = _service_or_replica(ctx, service)[0] if service else None
     w = ctx.world
     sampled = traces.sample(w, service or None, errors_only, limit)
+    if not sampled:
+        return ToolOutput(traces.none_sampled(w, kind, service, errors_only), sampled)
     return ToolOutput(traces.render(sampled, w.services["load_balancer"].replicas[0].name), sampled)
 
 
