@@ -455,7 +455,9 @@ def tick(w: World) -> None:
     lb_rep.lat_ms = lb_lat
     lb_rep.cpu = rps_in * 0.0004 + 0.05
     lb_rep.err_causes = lb_causes
-    M.record_replica(vals, lb_rep, rps_in, lb_err, lb_lat, min(0.98, active / lbc["max_connections"]), active)
+    # the proxy holds at most max_connections; the rest were refused at accept
+    held = active if active < lbc["max_connections"] else float(lbc["max_connections"])
+    M.record_replica(vals, lb_rep, rps_in, lb_err, lb_lat, min(0.98, active / lbc["max_connections"]), held)
     mq_rep.rps = incoming
     mq_rep.cpu = incoming * 0.001 + 0.05 if mq_up else 0.0
     mq_rep.err_causes = {"poison": 1.0} if st.mq_poison else {}
@@ -476,7 +478,7 @@ def tick(w: World) -> None:
         PACK3(vals, (lb.row + M.S_P50) * 8, *M.pcts(lb_lat, 0.3, waited, lb_wait))
     elif st.lb_wait_since >= 0.0:
         st.lb_wait_since = -1.0
-    vals[lb.row + M.S_READY + 1] = active
+    vals[lb.row + M.S_READY + 1] = held
     vals[lb.row + M.S_READY + 2] = len(backends)
     M.record_service(vals, web, web_rps_total, web_err, web_lat, ready_webs, min(1.0, web_rps_total / max(1.0, ready_webs * 200.0)))
     vals[web.row + M.S_READY + 1] = pool_used_total

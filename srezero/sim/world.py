@@ -20,7 +20,7 @@ import functools
 import math
 from array import array
 from collections.abc import Callable
-from typing import TYPE_CHECKING, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 import numpy as np
 import simpy
@@ -36,6 +36,7 @@ from srezero.sim.state import ModelState
 
 if TYPE_CHECKING:
     from srezero.faults.base import Fault
+    from srezero.sim.config import Config
     from srezero.task.spec import TaskSpec
 
 HISTORY_S = 1800.0  # the shortest healthy history before the incident ...
@@ -84,6 +85,16 @@ def _row_table(which: str, n_nodes: int, n_rows: int) -> np.ndarray:
     table = np.array(per, dtype=np.float64)
     table.setflags(write=False)
     return table
+
+
+def _attribute_limit(obj: Any, name: str, c0: int, c1: int) -> float:
+    """A limit the model keeps no history of (a node's fs.file-max): its value now."""
+    return float(getattr(obj, name))
+
+
+def _config_limit(config: Config, key: str, c0: int, c1: int) -> np.ndarray:
+    """A config limit as it was at each column's time."""
+    return np.array([float(config.at(key, c * TICK_S)) for c in range(c0, c1 + 1)])
 
 
 class LogContext(NamedTuple):
@@ -217,8 +228,13 @@ class World:
             row_of.update(zip([(node.name, m) for m in M.NODE_METRICS], range(n, n + width)))
             n += width
         self.row_of = row_of
-        #: node open_fds rows -> their node: the kernel's count never reads past fs.file-max (series)
-        self._fd_rows = {node.row + M.N_FDS: node for node in self.topo.nodes}
+        #: rows whose reading never passes a limit of the system, and that limit over columns c0..c1
+        #: (series): a node's open files stop at fs.file-max, the edge's held connections at the
+        #: max_connections of their time
+        self._limited_rows: dict[int, Callable[[int, int], Any]] = {
+            node.row + M.N_FDS: functools.partial(_attribute_limit, node, "fd_max") for node in self.topo.nodes}
+        self._limited_rows[row_of[("load_balancer", "active_connections")]] = functools.partial(
+            _config_limit, self.services["load_balancer"].config, "max_connections")
         #: replica CPU rows -> their service, whose recorded quotas cap what the row measures (series)
         self._quota_rows: dict[int, Service] = {}
         self._replica_base = n
@@ -444,8 +460,8 @@ class World:
         ceiling = self._ceiling[row]
         if ceiling != float("inf"):
             noisy_data = np.minimum(noisy_data, ceiling)
-        elif row in self._fd_rows:
-            noisy_data = np.minimum(noisy_data, float(self._fd_rows[row].fd_max))
+        elif row in self._limited_rows:
+            noisy_data = np.minimum(noisy_data, self._limited_rows[row](c0, c1))
         quotas = self._quota_rows[row].quotas if row in self._quota_rows else None
         if quotas:  # a pod's CPU reads at most its cgroup quota of the time (cpu.max caps each period)
             times = [at for at, _ in quotas]

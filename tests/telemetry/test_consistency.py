@@ -86,3 +86,14 @@ def test_the_edge_s_timeout_tail_grows_with_the_time_requests_have_waited() -> N
     for k, col in enumerate(range(start, w.col + 1)):
         assert p99[col] <= (k + 1) * TICK_S * 1000.0 + 1.0
     assert p99.max() <= 60_000.0
+
+
+def test_the_edge_holds_no_more_connections_than_its_limit_of_the_time() -> None:
+    # inc-005 seed 11: max_connections cut to 53 while active_connections kept reading 130
+    env, _ = _play("inc-005", 11)
+    w = env.world
+    cfg = w.services["load_balancer"].config
+    row = w.row_of[("load_balancer", "active_connections")]
+    series = w.series(row, 0, w.col)
+    limits = np.array([cfg.at("max_connections", c * TICK_S) for c in range(w.col + 1)])
+    assert (series <= limits).all() and series.max() > cfg["max_connections"]  # it held more before the cut
