@@ -15,6 +15,7 @@ from srezero.faults.app import ConfigFault
 from srezero.faults.base import Fault, Signal, _signal_entity, read_action
 from srezero.sim import metrics as M
 from srezero.sim.clock import PER_TICK_H
+from srezero.sim.readings import backdate_ramp
 
 if TYPE_CHECKING:
     from srezero.sim.components import Disk
@@ -102,7 +103,7 @@ def healthy_db_lat(w: World) -> float:
 
 def backdate_fill(w: World, disk: Disk, gb: float, gb_per_h: float) -> None:
     """``gb`` put on ``disk`` at the onset had been written at ``gb_per_h`` before it: its usage series
-    climbs to it instead of jumping (:meth:`World.backdate_ramp`)."""
+    climbs to it instead of jumping (:func:`srezero.sim.readings.backdate_ramp`)."""
     row = disk.node.row + (M.N_ROOT if disk is disk.node.disks[0] else M.N_DATA)
     to_pct = 100.0 / disk.capacity_gb
-    w.backdate_ramp(row, gb * to_pct, gb_per_h * PER_TICK_H * to_pct, cap=100.0)
+    backdate_ramp(w, row, gb * to_pct, gb_per_h * PER_TICK_H * to_pct, cap=100.0)

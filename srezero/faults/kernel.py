@@ -28,6 +28,7 @@ from srezero.sim import metrics as M
 from srezero.sim.clock import TICK_S
 from srezero.sim.components import HOST_JOBS, Daemon, Node
 from srezero.sim.lifecycle import LISTEN_PORT
+from srezero.sim.readings import backdate_ramp
 from srezero.sim.rng import stable_int
 
 if TYPE_CHECKING:
@@ -146,7 +147,7 @@ class FdExhaustion(NodeFault):
         held = d.fds
         d.fds = max(d.fds, int(n.fd_max - others - ahead))
         # it had been leaking long before: the node's count climbs to here rather than jumping
-        w.backdate_ramp(n.row + M.N_FDS, d.fds - held, self.params["leak_per_min"] * self.scale * TICK_S / 60.0,
+        backdate_ramp(w, n.row + M.N_FDS, d.fds - held, self.params["leak_per_min"] * self.scale * TICK_S / 60.0,
                         cap=n.fd_max)
         d.mem_mb = d.base_mem_mb * 6  # every open file costs the shipper a little memory
         n.retotal()

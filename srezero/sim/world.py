@@ -20,12 +20,12 @@ import functools
 import math
 from array import array
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
 import numpy as np
 import simpy
 
-from srezero.sim import changes, topology
+from srezero.sim import changes, readings, topology
 from srezero.sim import metrics as M
 from srezero.sim.clock import PER_TICK_H, TICK_S
 from srezero.sim.components import SERVICE_KINDS, Change, Deploy, Disk, Event, Node, Replica, Service
@@ -36,7 +36,6 @@ from srezero.sim.state import ModelState
 
 if TYPE_CHECKING:
     from srezero.faults.base import Fault
-    from srezero.sim.config import Config
     from srezero.task.spec import TaskSpec
 
 HISTORY_S = 1800.0  # the shortest healthy history before the incident ...
@@ -85,16 +84,6 @@ def _row_table(which: str, n_nodes: int, n_rows: int) -> np.ndarray:
     table = np.array(per, dtype=np.float64)
     table.setflags(write=False)
     return table
-
-
-def _attribute_limit(obj: Any, name: str, c0: int, c1: int) -> float:
-    """A limit the model keeps no history of (a node's fs.file-max): its value now."""
-    return float(getattr(obj, name))
-
-
-def _config_limit(config: Config, key: str, c0: int, c1: int) -> np.ndarray:
-    """A config limit as it was at each column's time."""
-    return np.array([float(config.at(key, c * TICK_S)) for c in range(c0, c1 + 1)])
 
 
 class LogContext(NamedTuple):
@@ -231,10 +220,7 @@ class World:
         #: rows whose reading never passes a limit of the system, and that limit over columns c0..c1
         #: (series): a node's open files stop at fs.file-max, the edge's held connections at the
         #: max_connections of their time
-        self._limited_rows: dict[int, Callable[[int, int], Any]] = {
-            node.row + M.N_FDS: functools.partial(_attribute_limit, node, "fd_max") for node in self.topo.nodes}
-        self._limited_rows[row_of[("load_balancer", "active_connections")]] = functools.partial(
-            _config_limit, self.services["load_balancer"].config, "max_connections")
+        self._limited_rows = readings.limited_rows(self)
         #: replica CPU rows -> their service, whose recorded quotas cap what the row measures (series)
         self._quota_rows: dict[int, Service] = {}
         self._replica_base = n
@@ -473,20 +459,6 @@ class World:
     def measured(self, row: int) -> float:
         """The latest sample of a row as :meth:`series` measures it."""
         return float(self.series(row, self.col, self.col)[0])
-
-    def backdate_ramp(self, row: int, added: float, per_tick: float, cap: float = math.inf) -> None:
-        """Something a fault puts in place at its onset had been building before it, unnoticed (a
-        writer's bytes, a leak's descriptors): let the recorded past of ``row`` climb to it at
-        ``per_tick`` a column, so its series shows the build-up rather than a jump at the onset."""
-        if added <= 0.0 or per_tick <= 0.0:
-            return
-        n = min(self.col + 1, math.ceil(added / per_tick))
-        ramp = added - per_tick * np.arange(n - 1, -1, -1, dtype=np.float64)  # reaches `added` at the onset
-        past = self.buf[row, self.col - n + 1 : self.col + 1]
-        past += np.maximum(ramp - per_tick, 0.0)  # the latest column is a tick before the onset's
-        np.minimum(past, cap, out=past)
-        if self.alerts_live:
-            self.alerts.backdate(row)
 
     def col_at(self, t: float) -> int:
         return max(0, min(self.col, int(t // TICK_S)))

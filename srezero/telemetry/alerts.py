@@ -192,7 +192,7 @@ class AlertBook:
                 active.pop(key).resolved_at = now
 
     def backdate(self, row: int) -> None:
-        """``row``'s recorded past was rewritten (:meth:`World.backdate_ramp`): a rule on it that the latest
+        """``row``'s recorded past was rewritten (:func:`srezero.sim.readings.backdate_ramp`): a rule on it that the latest
         sample breaches has been pending since that past first crossed its threshold, and fires from then."""
         w = self.world
         for i, (rule, ent, r) in enumerate(self._targets):

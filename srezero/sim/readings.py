@@ -1,0 +1,61 @@
+"""What the recorded series may read: limits a reading never passes, and a past that a fault rewrites.
+
+A gauge of the live system cannot read past the limit that bounded it at the time (a node's open
+files stop at ``fs.file-max``; the edge holds at most its ``max_connections``), whatever measurement
+noise would add. And some faults put in place at their onset what had been building unnoticed
+before it (a runaway writer's bytes, a leak's descriptors): the recorded past climbs to it instead of
+jumping in one scrape.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from srezero.sim import metrics as M
+from srezero.sim.clock import TICK_S
+
+if TYPE_CHECKING:
+    from srezero.sim.config import Config
+    from srezero.sim.world import World
+
+#: A limit over the columns c0..c1 of a read: a number, or one per column.
+Limit = Callable[[int, int], Any]
+
+
+def limited_rows(w: World) -> dict[int, Limit]:
+    """The rows whose readings a limit bounds (:meth:`World.series` applies them), and their limits."""
+    rows: dict[int, Limit] = {node.row + M.N_FDS: functools.partial(_attribute_limit, node, "fd_max")
+                              for node in w.topo.nodes}
+    rows[w.row_of[("load_balancer", "active_connections")]] = functools.partial(
+        _config_limit, w.services["load_balancer"].config, "max_connections")
+    return rows
+
+
+def _attribute_limit(obj: Any, name: str, c0: int, c1: int) -> float:
+    """A limit the model keeps no history of (a node's fs.file-max): its value now."""
+    return float(getattr(obj, name))
+
+
+def _config_limit(config: Config, key: str, c0: int, c1: int) -> np.ndarray:
+    """A config limit as it was at each column's time."""
+    return np.array([float(config.at(key, c * TICK_S)) for c in range(c0, c1 + 1)])
+
+
+def backdate_ramp(w: World, row: int, added: float, per_tick: float, cap: float = math.inf) -> None:
+    """``added`` put in place at the onset had been building at ``per_tick`` a column before it: the
+    recorded past of ``row`` climbs to it, and an alert on the row fires from when that past crossed
+    its threshold (:meth:`AlertBook.backdate`)."""
+    if added <= 0.0 or per_tick <= 0.0:
+        return
+    n = min(w.col + 1, math.ceil(added / per_tick))
+    ramp = added - per_tick * np.arange(n - 1, -1, -1, dtype=np.float64)  # reaches `added` at the onset
+    past = w.buf[row, w.col - n + 1 : w.col + 1]
+    past += np.maximum(ramp - per_tick, 0.0)  # the latest column is a tick before the onset's
+    np.minimum(past, cap, out=past)
+    if w.alerts_live:
+        w.alerts.backdate(row)
