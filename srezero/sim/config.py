@@ -30,7 +30,8 @@ class ConfigKey:
 
 
 def _choice(*values: Any) -> Callable[[Stream], Any]:
-    return lambda rng: values[int(rng.integers(0, len(values)))]
+    n = len(values)
+    return lambda rng: values[rng.integers(0, n)]
 
 
 def _const(value: Any) -> Callable[[Stream], Any]:
@@ -38,12 +39,13 @@ def _const(value: Any) -> Callable[[Stream], Any]:
 
 
 def _int(lo: int, hi: int, step: int = 1) -> Callable[[Stream], int]:
-    return lambda rng: int(rng.integers(lo // step, hi // step + 1)) * step
+    low, high = lo // step, hi // step + 1
+    return lambda rng: rng.integers(low, high) * step
 
 
 def _float(lo: float, hi: float, step: float) -> Callable[[Stream], float]:
-    n = round((hi - lo) / step)
-    return lambda rng: round(lo + step * int(rng.integers(0, n + 1)), 4)
+    n = round((hi - lo) / step) + 1
+    return lambda rng: round(lo + step * rng.integers(0, n), 4)
 
 
 #: What a pod's cgroup limits may be set to (valid ranges shared by every service that has them).
@@ -229,9 +231,14 @@ DYNAMIC_PREFIXES: dict[str, dict[str, type]] = {
 FEATURE_FLAGS = ("async_invoices", "new_pricing", "search_v2", "bulk_export", "smart_retry")
 
 
+#: (key, its default's draw) per service, in declaration order: what :func:`defaults` walks
+_DRAWS: dict[str, tuple[tuple[str, Callable[[Stream], Any]], ...]] = {
+    svc: tuple((k.key, k.default) for k in keys.values()) for svc, keys in BY_SERVICE.items()}
+
+
 def defaults(service: str, rng: Stream) -> Config:
     """Seeded healthy values for every static key of ``service``."""
-    return Config({k.key: k.default(rng) for k in BY_SERVICE.get(service, {}).values()})
+    return Config({key: draw(rng) for key, draw in _DRAWS.get(service, ())})
 
 
 class Config(dict):

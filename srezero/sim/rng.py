@@ -31,9 +31,16 @@ class Stream(random.Random):
     def integers(self, low: int, high: int | None = None) -> int:
         if high is None:
             low, high = 0, low
-        if high <= low:
+        n = high - low
+        if n <= 0:
             raise ValueError(f"integers: high ({high}) must be above low ({low})")
-        return low + self._randbelow(high - low)
+        # random.Random._randbelow_with_getrandbits, inlined (a world draws a few hundred of these):
+        # the same getrandbits calls, so the same values
+        k = n.bit_length()
+        r = self.getrandbits(k)
+        while r >= n:
+            r = self.getrandbits(k)
+        return low + r
 
     def permutation(self, n: int) -> list[int]:
         order = list(range(n))
@@ -53,6 +60,11 @@ def stream(task_id: str, seed: int, name: str) -> Stream:
 _ALPHABET = "bcdfghjklmnpqrstvwxz2456789"
 
 
+_ALPHABET_N = float(len(_ALPHABET))
+
+
 def suffix(rng: Stream, length: int = 5) -> str:
     """A Kubernetes-style random name suffix."""
-    return "".join(rng.choices(_ALPHABET, k=length))
+    # rng.choices(_ALPHABET, k=length), inlined: the same draws (int() is floor() for these positives)
+    rand = rng.random
+    return "".join([_ALPHABET[int(rand() * _ALPHABET_N)] for _ in range(length)])
