@@ -117,6 +117,25 @@ def _checked_seed(seed: Any) -> int:
     return int(seed)
 
 
+_ATOMS = frozenset((str, int, float, bool, type(None)))
+
+
+def copy_result(value: Any) -> Any:
+    """A deep copy of a result (dicts, lists and tuples of scalars): what ``copy.deepcopy`` returns,
+    in about a quarter of its time (it keeps a memo and dispatches per object); anything else is
+    deep-copied as before."""
+    kind = type(value)
+    if kind in _ATOMS:
+        return value
+    if kind is dict:
+        return {k: copy_result(v) for k, v in value.items()}
+    if kind is list:
+        return [copy_result(v) for v in value]
+    if kind is tuple:
+        return tuple([copy_result(v) for v in value])
+    return copy.deepcopy(value)
+
+
 def episode_id(task_id: str, seed: int) -> str:
     """The opaque id an agent's briefing carries for ``task_id`` under ``seed`` (a hash: it names neither)."""
     return f"ep-{stable_int(task_id, seed, 'episode') % 16**10:010x}"
@@ -224,7 +243,7 @@ class Episode:
                             "episode has ended", None)
             truncated_end = bool(self.result and self.result.get("truncated"))
             return obs, 0.0, not truncated_end, truncated_end, {
-                "invalid": True, "tool": None, "sim_time_s": w.now - self.t0, "result": copy.deepcopy(self.result)}
+                "invalid": True, "tool": None, "sim_time_s": w.now - self.t0, "result": copy_result(self.result)}
         st.steps += 1
         tool_name = None
         args: dict[str, Any] = {}
@@ -282,7 +301,7 @@ class Episode:
                 reward = self.result["marks"] / 100.0 - st.reward_sum  # the episode's rewards sum to marks/100
             else:  # a terminal state has potential 0
                 reward = self.result["marks"] / 100.0 - st.phi
-            info["result"] = copy.deepcopy(self.result)  # the caller's to keep or change; env.result stays intact
+            info["result"] = copy_result(self.result)  # the caller's to keep or change; env.result stays intact
         elif self.reward_mode == "sparse":
             reward = 0.0
         else:
