@@ -46,7 +46,7 @@ from srezero.scoring import collateral as coll
 from srezero.scoring import diagnosis as diag
 from srezero.scoring import marks as mk
 from srezero.scoring import naming
-from srezero.scoring.evidence import EvidenceTracker
+from srezero.scoring.evidence import EvidenceTracker, alternatives_of
 from srezero.scoring.mitigation import slo_limits, slo_rows, verify
 from srezero.scoring.writes import WriteJudge
 from srezero.sim.clock import TICK_S
@@ -212,7 +212,7 @@ class Episode:
         owned = ([(i, sig) for i, f in enumerate(self.faults) for sig in f.signals(w)]
                  or [(-2 if sig[0] == "get_alerts" else -1, sig) for sig in self._control_signals()])
         self._signal_owner = [i for i, _ in owned]
-        self.evidence = EvidenceTracker([sig for _, sig in owned], children)
+        self.evidence = EvidenceTracker([sig for _, sig in owned], children, alternatives_of(w, self.faults))
         self.judge = WriteJudge(w, self.faults, self.truth)
         firing = tuple(a.entity for a in w.alerts.listing(w.now) if a.firing)
         self._victims = naming.victims(w, firing)

@@ -124,6 +124,9 @@ class Signal:
     args: tuple[tuple[str, Any], ...] = ()
     pattern: str = ""
     description: str = ""
+    #: other reads that show the same fact (``inspect_queue``'s rates for a rate metric): any of them
+    #: surfaces this signal; coverage still counts it once
+    alt: tuple[Signal, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -392,11 +395,14 @@ class Fault:
 
     def signals(self, w: World) -> list[tuple[str, str, dict[str, Any], str]]:
         """Resolved evidence signals: (tool, entity, args, pattern)."""
-        out = []
-        for sig in self.meta.signals:
-            ent = _signal_entity(w, self.target, sig.on)
-            out.append((sig.tool, ent, dict(sig.args), sig.pattern))
-        return out
+        return [resolve_signal(w, self.target, sig, {}) for sig in self.meta.signals]
+
+    def signal_alternatives(self, w: World) -> list[tuple[tuple[str, str, dict[str, Any], str], ...]]:
+        """(a declared signal as :meth:`signals` resolves it, another read that shows the same fact), for
+        every ``Signal.alt``; the evidence scorer credits the signal for either."""
+        subs = self.subs(w) if hasattr(self, "subs") else {}
+        return [(resolve_signal(w, self.target, sig, subs), resolve_signal(w, self.target, alt, subs))
+                for sig in self.meta.signals for alt in sig.alt]
 
 
 def read_action(tool: str, entity: str, args: dict[str, Any], pattern: str, limit: int | None = 50) -> dict[str, Any]:
@@ -416,6 +422,14 @@ def read_action(tool: str, entity: str, args: dict[str, Any], pattern: str, limi
         if limit is not None:
             a.setdefault("limit", limit)
     return {"tool": tool, "args": a}
+
+
+def resolve_signal(w: World, target: Target, sig: Signal, subs: dict[str, str]) -> tuple[str, str, dict[str, Any], str]:
+    """``sig`` for this world and target: (tool, entity, args, pattern), ``<name>`` placeholders filled from ``subs``."""
+    ent = _signal_entity(w, target, sig.on)
+    pattern = re.sub(r"<(\w+)>", lambda m: subs.get(m.group(1), m.group(0)), sig.pattern)
+    args = {k: (subs.get(v[1:-1], v) if isinstance(v, str) and v.startswith("<") else v) for k, v in sig.args}
+    return (sig.tool, ent, args, pattern)
 
 
 def _signal_entity(w: World, target: Target, on: str) -> str:

@@ -32,7 +32,9 @@ class CacheEvictionStorm(TunedConfig):
         params=(Param("ratio", float, 0.25, lo=0.05, hi=0.6, description="maxmemory as a share of the working set"),),
         signals=(CFG, CHANGE, Signal("query_metrics", "cache", args=(("metric", "evictions_per_s"),),
                                     description="evictions"),
-                 Signal("search_logs", "cache", pattern="maxmemory reached", description="the cache evicting")),
+                 Signal("search_logs", "cache", pattern="maxmemory reached", description="the cache evicting",
+                        alt=(Signal("inspect_cache", "any", args=(("section", "info"),),
+                                    pattern=r"evicted_keys_per_sec:[1-9]"),))),
         remedies=(Remedy("set_config", "maxmemory_mb at least the working set (memory_used_mb of the cache "
                          "before the change shows it) and at most 16384"),),
         wrong_fix_effects=f"restarting the cache empties it and {_HERD}; scaling the web tier adds load",

@@ -12,7 +12,7 @@ import re
 from typing import TYPE_CHECKING, Any
 
 from srezero.faults.app import ConfigFault
-from srezero.faults.base import Fault, Signal, _signal_entity, read_action
+from srezero.faults.base import Fault, Signal, read_action, resolve_signal
 from srezero.sim import metrics as M
 from srezero.sim.clock import PER_TICK_H
 from srezero.sim.readings import backdate_ramp
@@ -37,13 +37,7 @@ class Declared(Fault):
 
     def signals(self, w: World) -> list[Resolved]:
         subs = self.subs(w)
-        out = []
-        for sig in self.meta.signals:
-            ent = _signal_entity(w, self.target, sig.on)
-            pattern = re.sub(r"<(\w+)>", lambda m: subs.get(m.group(1), m.group(0)), sig.pattern)
-            args = {k: (subs.get(v[1:-1], v) if isinstance(v, str) and v.startswith("<") else v) for k, v in sig.args}
-            out.append((sig.tool, ent, args, pattern))
-        return out
+        return [resolve_signal(w, self.target, sig, subs) for sig in self.meta.signals]
 
     def oracle_reads(self, w: World) -> list[dict[str, Any]]:
         # explicit, so that it wins over a second base's (ConfigFault's) in subclasses like TunedConfig

@@ -20,6 +20,8 @@ from srezero.sim.rng import stable_int
 if TYPE_CHECKING:
     from srezero.sim.world import World
 
+#: the broker's own view of the same rates: PUBLISH/S and DELIVER/S
+_BROKER_RATES = Signal("inspect_queue", "any", args=(("view", "queues"),))
 _AGE = Signal("query_metrics", "message_queue", args=(("metric", "queue_age_s"),), description="the backlog ageing")
 _QUEUE_ALERT = "QueueBacklogGrowing"
 
@@ -101,11 +103,12 @@ class TooFewConsumers(Declared):
         params=(Param("capacity_ratio", float, 0.5, lo=0.2, hi=0.9,
                       description="consumer capacity as a share of the incoming work"),),
         signals=(Signal("query_metrics", "message_queue", args=(("metric", "consume_rate"),),
-                        description="consumption flat below publishing"),
+                        description="consumption flat below publishing", alt=(_BROKER_RATES,)),
                  Signal("query_metrics", "message_queue", args=(("metric", "publish_rate"),),
-                        description="the incoming rate"),
+                        description="the incoming rate", alt=(_BROKER_RATES,)),
                  Signal("query_metrics", "worker", args=(("metric", "latency_p50_ms"),),
-                        description="jobs taking longer")),
+                        description="jobs taking longer",
+                        alt=(Signal("search_logs", "worker", pattern=r"done in \d+ms"),))),
         remedies=(Remedy("scale", "scale worker to at least incoming / per-replica throughput x 1.2 "
                          "(or raise worker concurrency within 4-64)"),),
         wrong_fix_effects="restarting workers drops in-flight jobs; purging the queue destroys them",

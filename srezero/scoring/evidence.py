@@ -19,15 +19,21 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from srezero.tools.registry import target_of
+
+if TYPE_CHECKING:
+    from srezero.faults.base import Fault
+    from srezero.sim.world import World
 
 
 @dataclass
 class EvidenceTracker:
     signals: list[tuple[str, str, dict[str, Any], str]]
     children: dict[str, set[str]]  # entity -> names that count as that entity (its replicas)
+    #: signal -> other reads that show the same fact (``Signal.alt``): any of them surfaces the signal
+    alternatives: dict[int, list[tuple[str, str, dict[str, Any], str]]] = field(default_factory=dict)
     found: list[bool] = field(default_factory=list)
     found_at_step: dict[int, int] = field(default_factory=dict)
     #: signal -> first step whose read by the signal's tool showed its pattern (any entity or arguments): not
@@ -36,7 +42,11 @@ class EvidenceTracker:
 
     def __post_init__(self) -> None:
         self.found = [False] * len(self.signals)
-        self._rx = [re.compile(p, re.IGNORECASE) if p else None for _, _, _, p in self.signals]
+        # every read that can surface a signal, as (signal index, tool, entity, args, compiled pattern)
+        reads = [(i, sig) for i, sig in enumerate(self.signals)]
+        reads += [(i, alt) for i, alts in sorted(self.alternatives.items()) for alt in alts]
+        self._reads = [(i, tool, ent, args, re.compile(p, re.IGNORECASE) if p else None)
+                       for i, (tool, ent, args, p) in reads]
 
     def observe(self, step: int, tool: str, args: dict[str, Any], returned: str,
                 line_entities: tuple[str, ...] | None = None) -> list[int]:
@@ -46,10 +56,9 @@ class EvidenceTracker:
         new = []
         called_on = target_of(tool, args)
         text = returned
-        for i, (stool, ent, sargs, _) in enumerate(self.signals):
+        for i, stool, ent, sargs, rx in self._reads:
             if self.found[i] or stool != tool:
                 continue
-            rx = self._rx[i]
             aimed = all(args.get(k) == v for k, v in sargs.items())
             here = aimed and (ent == "*" or called_on == ent or called_on in self.children.get(ent, ()))
             own = None if here or not aimed or line_entities is None else self._lines_of(ent, text, line_entities)
@@ -92,3 +101,17 @@ class EvidenceTracker:
                 "found": [desc(i) for i, f in enumerate(self.found) if f],
                 "missed": [desc(i) for i, f in enumerate(self.found) if not f],
                 "found_at_step": [self.found_at_step[i] for i, f in enumerate(self.found) if f]}
+
+
+def alternatives_of(w: World, faults: list[Fault]) -> dict[int, list[tuple[str, str, dict[str, Any], str]]]:
+    """Each fault's ``Signal.alt`` reads, keyed by the index of their signal among all the faults'
+    signals in order (as the episode lists them)."""
+    out: dict[int, list[tuple[str, str, dict[str, Any], str]]] = {}
+    offset = 0
+    for f in faults:
+        mine = f.signals(w)
+        for primary, alt in f.signal_alternatives(w):
+            if primary in mine:  # a fault that rewrites its signals may have dropped this one
+                out.setdefault(offset + mine.index(primary), []).append(alt)
+        offset += len(mine)
+    return out

@@ -37,3 +37,22 @@ def test_pod_events_read_through_their_service_surface_the_node_signal() -> None
     shown = [line for line in obs.text.splitlines() if "terminated" in line and any(p in line for p in pods)]
     assert shown, "the scenario must show the node's pod terminating through its service"
     assert env.evidence.found[[s[0] for s in env.evidence.signals].index("get_events")]
+
+
+def test_another_read_of_the_same_fact_surfaces_a_signal_once() -> None:
+    alt = ("inspect_queue", "*", {"view": "queues"}, "")
+    ev = EvidenceTracker([("query_metrics", "message_queue", {"metric": "consume_rate"}, "")], {}, {0: [alt]})
+    assert ev.observe(1, "inspect_queue", {"view": "consumers"}, "CONSUMER ...") == []
+    assert ev.observe(2, "inspect_queue", {"view": "queues"}, "QUEUE READY ...") == [0]
+    assert ev.observe(3, "query_metrics", {"target": "message_queue", "metric": "consume_rate"}, "...") == []
+    assert ev.coverage == 1.0 and ev.report()["found"] == ["query_metrics(message_queue, metric='consume_rate')"]
+
+
+def test_the_broker_s_view_of_its_rates_counts_for_the_rate_metrics() -> None:
+    # dogfooding, inc-040 seed 13: the consume rate read through inspect_queue earned nothing
+    env = srezero.make("inc-040", seed=13)
+    env.reset()
+    env.step("inspect_queue(view='queues')")
+    found = env.evidence.report()["found"]
+    assert {"query_metrics(message_queue, metric='consume_rate')",
+            "query_metrics(message_queue, metric='publish_rate')"} <= set(found)
