@@ -393,14 +393,19 @@ class Fault:
         value, too large a value). Tests assert that none of them heals the world."""
         return []
 
+    def subs(self, w: World) -> dict[str, str]:
+        """Placeholder values for signal patterns and arguments, e.g. ``{"key": "db_timeout_ms"}``."""
+        return {}
+
     def signals(self, w: World) -> list[tuple[str, str, dict[str, Any], str]]:
         """Resolved evidence signals: (tool, entity, args, pattern)."""
-        return [resolve_signal(w, self.target, sig, {}) for sig in self.meta.signals]
+        subs = self.subs(w)
+        return [resolve_signal(w, self.target, sig, subs) for sig in self.meta.signals]
 
     def signal_alternatives(self, w: World) -> list[tuple[tuple[str, str, dict[str, Any], str], ...]]:
         """(a declared signal as :meth:`signals` resolves it, another read that shows the same fact), for
         every ``Signal.alt``; the evidence scorer credits the signal for either."""
-        subs = self.subs(w) if hasattr(self, "subs") else {}
+        subs = self.subs(w)
         return [(resolve_signal(w, self.target, sig, subs), resolve_signal(w, self.target, alt, subs))
                 for sig in self.meta.signals for alt in sig.alt]
 

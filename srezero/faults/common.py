@@ -12,7 +12,7 @@ import re
 from typing import TYPE_CHECKING, Any
 
 from srezero.faults.app import ConfigFault
-from srezero.faults.base import Fault, Signal, read_action, resolve_signal
+from srezero.faults.base import Fault, Signal, read_action
 from srezero.sim import metrics as M
 from srezero.sim.clock import PER_TICK_H
 from srezero.sim.readings import backdate_ramp
@@ -31,13 +31,9 @@ CHANGE = Signal("get_changes", "any", pattern="<key>", description="the change t
 class Declared(Fault):
     """Signals and oracle reads resolved from ``meta.signals``; subclasses fill :meth:`subs`."""
 
-    def subs(self, w: World) -> dict[str, str]:
-        """Placeholder values for signal patterns, e.g. ``{"key": "db_timeout_ms"}``."""
-        return {}
-
     def signals(self, w: World) -> list[Resolved]:
-        subs = self.subs(w)
-        return [resolve_signal(w, self.target, sig, subs) for sig in self.meta.signals]
+        # explicit, like oracle_reads: it wins over a second base's (ConfigFault's) in subclasses like TunedConfig
+        return Fault.signals(self, w)
 
     def oracle_reads(self, w: World) -> list[dict[str, Any]]:
         # explicit, so that it wins over a second base's (ConfigFault's) in subclasses like TunedConfig
