@@ -209,10 +209,11 @@ class Episode:
         children.update({n.name: {r.name for r in n.replicas} for n in w.topo.nodes})
         # which root cause each evidence signal shows: a control task's metrics show the noise (-1), and its
         # get_alerts nothing (-2)
-        owned = ([(i, sig) for i, f in enumerate(self.faults) for sig in f.signals(w)]
+        each = [f.signals(w) for f in self.faults]
+        owned = ([(i, sig) for i, sigs in enumerate(each) for sig in sigs]
                  or [(-2 if sig[0] == "get_alerts" else -1, sig) for sig in self._control_signals()])
         self._signal_owner = [i for i, _ in owned]
-        self.evidence = EvidenceTracker([sig for _, sig in owned], children, alternatives_of(w, self.faults))
+        self.evidence = EvidenceTracker([sig for _, sig in owned], children, alternatives_of(w, self.faults, each))
         self.judge = WriteJudge(w, self.faults, self.truth)
         firing = tuple(a.entity for a in w.alerts.listing(w.now) if a.firing)
         self._victims = naming.victims(w, firing)

@@ -68,8 +68,8 @@ class EvidenceTracker:
                 if rx.search(text) is None:
                     continue
                 self.glimpsed_at_step.setdefault(i, step)
-            if not here and (own is None or (rx.search(own) is None if rx is not None else not own)):
-                continue
+            if not here and (own is None or (rx is not None and rx.search(own) is None)):
+                continue  # (own, when there is one, is never empty)
             self.found[i] = True
             self.found_at_step[i] = step
             new.append(i)
@@ -103,13 +103,13 @@ class EvidenceTracker:
                 "found_at_step": [self.found_at_step[i] for i, f in enumerate(self.found) if f]}
 
 
-def alternatives_of(w: World, faults: list[Fault]) -> dict[int, list[tuple[str, str, dict[str, Any], str]]]:
+def alternatives_of(w: World, faults: list[Fault], signals: list[list[tuple[str, str, dict[str, Any], str]]]
+                    ) -> dict[int, list[tuple[str, str, dict[str, Any], str]]]:
     """Each fault's ``Signal.alt`` reads, keyed by the index of their signal among all the faults'
-    signals in order (as the episode lists them)."""
+    ``signals`` (each fault's, as resolved, in order: as the episode lists them)."""
     out: dict[int, list[tuple[str, str, dict[str, Any], str]]] = {}
     offset = 0
-    for f in faults:
-        mine = f.signals(w)
+    for f, mine in zip(faults, signals, strict=True):
         for primary, alt in f.signal_alternatives(w):
             if primary in mine:  # a fault that rewrites its signals may have dropped this one
                 out.setdefault(offset + mine.index(primary), []).append(alt)
