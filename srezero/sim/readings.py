@@ -1,8 +1,8 @@
 """What the recorded series may read: limits a reading never passes, and a past that a fault rewrites.
 
 A gauge of the live system cannot read past the limit that bounded it at the time (a node's open
-files stop at ``fs.file-max``; the edge holds at most its ``max_connections``), whatever measurement
-noise would add. And some faults put in place at their onset what had been building unnoticed
+files stop at ``fs.file-max``; the edge holds at most its ``max_connections``; a pod's CPU stops at its
+cgroup quota), whatever measurement noise would add. And some faults put in place at their onset what had been building unnoticed
 before it (a runaway writer's bytes, a leak's descriptors): the recorded past climbs to it instead of
 jumping in one scrape.
 """
@@ -20,6 +20,7 @@ from srezero.sim import metrics as M
 from srezero.sim.clock import TICK_S
 
 if TYPE_CHECKING:
+    from srezero.sim.components import Service
     from srezero.sim.config import Config
     from srezero.sim.world import World
 
@@ -44,6 +45,17 @@ def _attribute_limit(obj: Any, name: str, c0: int, c1: int) -> float:
 def _config_limit(config: Config, key: str, c0: int, c1: int) -> np.ndarray:
     """A config limit as it was at each column's time."""
     return np.array([float(config.at(key, c * TICK_S)) for c in range(c0, c1 + 1)])
+
+
+def quota_limit(svc: Service, c0: int, c1: int) -> Any:
+    """A pod's CPU: at most its service's cgroup quota of each column's time (cpu.max caps each period)."""
+    quotas = svc.quotas
+    if not quotas:
+        return math.inf
+    times = [at for at, _ in quotas]
+    caps = [q if q > 0.0 else math.inf for _, q in quotas]  # 0: no quota
+    at = np.searchsorted(times, np.arange(c0, c1 + 1) * TICK_S, side="right") - 1
+    return np.take(caps, np.maximum(at, 0))
 
 
 def backdate_ramp(w: World, row: int, added: float, per_tick: float, cap: float = math.inf) -> None:

@@ -219,10 +219,8 @@ class World:
         self.row_of = row_of
         #: rows whose reading never passes a limit of the system, and that limit over columns c0..c1
         #: (series): a node's open files stop at fs.file-max, the edge's held connections at the
-        #: max_connections of their time
+        #: max_connections of their time, a pod's CPU at its cgroup quota of the time (_assign_rows)
         self._limited_rows = readings.limited_rows(self)
-        #: replica CPU rows -> their service, whose recorded quotas cap what the row measures (series)
-        self._quota_rows: dict[int, Service] = {}
         self._replica_base = n
         self.n_rows = n + (len(self.replica_list) + SPARE_REPLICAS) * len(M.REPLICA_METRICS)
         self._next_replica_row = n
@@ -237,7 +235,7 @@ class World:
         rep.row = row = self._next_replica_row
         self._next_replica_row += width
         self.row_of.update(zip([(rep.name, m) for m in M.REPLICA_METRICS], range(row, row + width)))
-        self._quota_rows[row + M.R_CPU] = rep.service
+        self._limited_rows[row + M.R_CPU] = functools.partial(readings.quota_limit, rep.service)
 
     def _grow_rows(self, extra: int) -> None:
         """Room for more replicas than the spare rows hold (rows of scaled-down replicas keep their
@@ -446,14 +444,9 @@ class World:
         ceiling = self._ceiling[row]
         if ceiling != float("inf"):
             noisy_data = np.minimum(noisy_data, ceiling)
-        elif row in self._limited_rows:
-            noisy_data = np.minimum(noisy_data, self._limited_rows[row](c0, c1))
-        quotas = self._quota_rows[row].quotas if row in self._quota_rows else None
-        if quotas:  # a pod's CPU reads at most its cgroup quota of the time (cpu.max caps each period)
-            times = [at for at, _ in quotas]
-            caps = [q if q > 0.0 else math.inf for _, q in quotas]  # 0: no quota
-            at = np.searchsorted(times, np.arange(c0, c1 + 1) * TICK_S, side="right") - 1
-            noisy_data = np.minimum(noisy_data, np.take(caps, np.maximum(at, 0)))
+        limit = self._limited_rows.get(row)
+        if limit is not None:
+            noisy_data = np.minimum(noisy_data, limit(c0, c1))
         return noisy_data
 
     def measured(self, row: int) -> float:
