@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Annotated, Any, Literal
 
+from srezero.sim.queue import poison_held_by
 from srezero.sim.rng import stable_int
 from srezero.sim.topology import AUTHORS
 from srezero.tools.registry import ToolOutput, tool
@@ -251,8 +252,8 @@ def _queue(w: World, view: str) -> str:
     lines = [f"{'CONSUMER':16} {'PREFETCH':>8} {'UNACKED':>8} {'ACKS/S':>8} ACK-BATCH"]
     share = st.mq_consumed / max(1, len(workers))
     batch = f"{st.mq_ack_batch} msgs or {st.mq_ack_flush_s:g} s"
-    for i, rep in enumerate(workers):
-        stuck = i < len(st.mq_poison_ids)
+    for rep in workers:
+        stuck = bool(poison_held_by(w, rep))  # it retries a poison message in process and acks nothing
         lines.append(f"{rep.name:16} {mqc['max_inflight']:>8} {prefetch:>8} {0.0 if stuck else share:>8.1f} {batch}")
     return "\n".join(lines)
 
