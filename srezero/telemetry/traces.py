@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, Any
 from srezero.telemetry.logs import WEB_CAUSES, _Rand
 
 if TYPE_CHECKING:
+    from srezero.sim.components import Replica
     from srezero.sim.world import World
 
 ENDPOINTS = ("GET /api/orders", "POST /api/cart", "POST /api/checkout", "GET /api/products")
@@ -30,7 +31,7 @@ _DB_SIDE = {"db_pool_timeout", "db_too_many_conns", "db_timeout", "io_error", "s
 
 def sample(w: World, service: str | None, errors_only: bool, limit: int) -> list[dict[str, Any]]:
     """Up to ``limit`` traces from the last tick, errors weighted by their share of requests."""
-    webs = [r for r in w.services["web_server"].replicas if r.state == "Running" and r.rps > 0]
+    webs = _serving(w)
     if not webs:
         return []
     st = w.state
@@ -67,9 +68,9 @@ def sample(w: World, service: str | None, errors_only: bool, limit: int) -> list
                           "status": "error" if err_cause in _DB_SIDE else "ok"})
         if r.u() < st.publish_frac and not err_cause:
             spans.append({"service": "message_queue", "name": "publish jobs", "ms": 1.1, "status": "ok"})
-        elif err_cause in ("mq_timeout", "mq_unavailable"):
-            spans.append({"service": "message_queue", "name": "publish jobs", "status": "timeout" if err_cause ==
-                          "mq_timeout" else "error", "ms": PUBLISH_TIMEOUT_MS if err_cause == "mq_timeout" else 2.0})
+        elif err_cause in _PUBLISH_FAILED:
+            status, ms = _PUBLISH_FAILED[err_cause]
+            spans.append({"service": "message_queue", "name": "publish jobs", "ms": ms, "status": status})
         own = rep.lat_ms - sum(s["ms"] for s in spans) if rep.lat_ms else 10.0
         waited = _waited_ms(w, err_cause)  # a lost packet or dropped SYN is only given up on at a timeout
         if waited > own:
@@ -96,6 +97,13 @@ def sample(w: World, service: str | None, errors_only: bool, limit: int) -> list
 PUBLISH_TIMEOUT_MS = 5000.0
 #: A connect whose SYN the kernel drops is retried at 1 s and 3 s before the client gives up (ms).
 CONNECT_TIMEOUT_MS = 3000.0
+#: How a failed publish's span ends, by cause: (status, ms). A refused connection fails at once.
+_PUBLISH_FAILED = {"mq_timeout": ("timeout", PUBLISH_TIMEOUT_MS), "mq_unavailable": ("error", 2.0)}
+
+
+def _serving(w: World) -> list[Replica]:
+    """The web replicas that served requests in the last tick: where traces start."""
+    return [r for r in w.services["web_server"].replicas if r.state == "Running" and r.rps > 0]
 
 
 def _waited_ms(w: World, err_cause: str) -> float:
@@ -112,7 +120,7 @@ def none_sampled(w: World, kind: str | None, service: str, errors_only: bool) ->
     if kind == "worker":
         return ("workers are not on the request path: jobs reach them through message_queue and are not traced "
                 "(their metrics and logs show the jobs)")
-    if not any(r.state == "Running" and r.rps > 0 for r in w.services["web_server"].replicas):
+    if not _serving(w):
         return "no traces sampled in the last 30 s (no traffic reached the web tier)"
     which = "failed requests" if errors_only else "requests"
     touching = f" touching {service}" if service else ""
