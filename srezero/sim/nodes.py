@@ -16,6 +16,8 @@ if TYPE_CHECKING:
 
 
 #: The kernel settings the model reads, as ``sysctl`` names them (``set_sysctl`` takes these).
+#: Descriptors a replica holds when the model tracks no count of its own (``Replica.fds`` 0).
+PROCESS_FDS = 150
 SYSCTLS = ("fs.file-max", "net.netfilter.nf_conntrack_max", "net.ipv4.ip_local_port_range", "net.ipv4.tcp_tw_reuse")
 
 
@@ -44,7 +46,7 @@ def update_nodes(w: World, vals) -> None:
             cpu += rep.cpu
             if rep.state == "Running":  # a killed or crashed process has freed its memory until it runs again
                 mem += rep.mem_mb
-            fds += rep.fds or 150
+            fds += rep.fds or PROCESS_FDS
             conns += rep.rps * 2.0 + rep.conns
         cpu += node.extra_cpu
         node.cpu_used = cpu

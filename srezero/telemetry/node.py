@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING
 from srezero.sim.clock import TICK_S
 from srezero.sim.lifecycle import LISTEN_PORT
 from srezero.sim.metrics import R_CPU
+from srezero.sim.nodes import PROCESS_FDS
 from srezero.sim.rng import stable_int
 
 if TYPE_CHECKING:
@@ -183,7 +184,8 @@ def limits(w: World, node: Node) -> str:
             throttled = _throttled(w, rep, first)
         mem_limit = cfg.get("memory_limit_mb")
         nofile = cfg.get("max_open_files", 65536)
-        open_files = (rep.fds or 150) if rep.state == "Running" else 0  # as the node's count has it
+        # what the node's count adds for it while its process runs (a stopped one holds none open)
+        open_files = (rep.fds or PROCESS_FDS) if rep.state == "Running" else 0
         out.append(f"  {rep.name:18} cpu.max={quota or 'max'} throttled={throttled:.0%}  memory.max="
                    f"{str(mem_limit) + 'M' if mem_limit else 'max'}  nofile={open_files}/{nofile}")
     return "\n".join(out)
