@@ -18,6 +18,7 @@ from srezero.play import debrief
 from srezero.play import shell as shell_mod
 from srezero.play import style as style_mod
 from srezero.play import text as text_mod
+from srezero.play import timeline as tl
 from srezero.play.complete import Names, candidates
 from srezero.play.session import PlaySession
 from srezero.play.style import Style
@@ -27,7 +28,7 @@ from tests.play.test_play_debrief import SGR, _play
 
 
 def _change_rows(s: PlaySession) -> list[tuple[float, str]]:
-    return [(t, text) for t, kind, text in debrief.timeline(s.env, s.info["result"], []) if kind == "change"]
+    return [(t, text) for t, kind, text in tl.timeline(s.env, s.info["result"], []) if kind == "change"]
 
 
 # ---------------------------------------------------------------------- the timeline's marks
@@ -61,8 +62,8 @@ def test_a_root_cause_change_older_than_the_change_window_is_still_listed() -> N
         causes = [(t, text) for t, text in rows if "<- the root cause" in text]
         assert len(causes) == 1 and "autovacuum: True -> False" in causes[0][1], rows
         # other changes that old stay out (get_changes would not show them by default)
-        assert all(t >= -debrief.CHANGES_WINDOW_S for t, text in rows if "<- the root cause" not in text)
-        if causes[0][0] < -debrief.CHANGES_WINDOW_S:
+        assert all(t >= -tl.CHANGES_WINDOW_S for t, text in rows if "<- the root cause" not in text)
+        if causes[0][0] < -tl.CHANGES_WINDOW_S:
             assert "get_changes(window_h=" in causes[0][1]
             old.append(s)
     assert old  # the case at hand occurred at least once
@@ -78,7 +79,7 @@ def test_cut_texts_in_the_timeline_say_they_were_cut() -> None:
     claim = ('submit_diagnosis(root_causes=[{"entity":"worker.env.DATABASE_URL","category":"misconfiguration",'
              '"detail":"DATABASE_URL is empty so the worker cannot start at all"}])')
     s = _play("inc-001", 0, ["get_stauts()", claim, "resolve()"])
-    you = [text for _, kind, text in debrief.timeline(s.env, s.info["result"], []) if kind == "you"]
+    you = [text for _, kind, text in tl.timeline(s.env, s.info["result"], []) if kind == "you"]
     err = s.env.trajectory[0]["error"]
     assert len(err) > 90 and you[0].endswith("...") and err.startswith(you[0].split("error: ")[1][:-3])
     # JSON typed without spaces is shown spaced, so the row can wrap between words

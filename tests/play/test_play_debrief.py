@@ -18,6 +18,7 @@ from srezero.cli import cli
 from srezero.play import debrief
 from srezero.play import goodpath as gp
 from srezero.play import text as text_mod
+from srezero.play import timeline as tl
 from srezero.play.session import PlaySession
 from srezero.task.loader import list_tasks
 from srezero.tools.parse import parse_action
@@ -75,7 +76,7 @@ def test_a_second_attempt_gets_its_own_label_and_the_folder_still_reports(tmp_pa
                                            ("inc-027", "cache_coalescing")])
 def test_the_change_that_caused_it_is_marked_however_early(task: str, key: str) -> None:
     s = _play(task, 0, ["get_alerts()", "resolve()"])
-    changes = [(t, text) for t, kind, text in debrief.timeline(s.env, s.info["result"], []) if kind == "change"]
+    changes = [(t, text) for t, kind, text in tl.timeline(s.env, s.info["result"], []) if kind == "change"]
     causes = [(t, text) for t, text in changes if text.endswith("<- the root cause")]
     # inc-003's one edit set two keys (db_timeout_ms and db_retries): one history entry per key
     assert len(causes) == (2 if task == "inc-003" else 1), changes
@@ -89,7 +90,7 @@ def test_the_change_that_caused_it_is_marked_however_early(task: str, key: str) 
 
 def test_a_benign_change_to_another_service_is_not_the_root_cause() -> None:
     s = _play("inc-003", 1, ["get_alerts()", "resolve()"])
-    assert debrief.root_cause_keys(s.env) >= {("web_server", "db_retries"), ("web_server", "db_timeout_ms")}
+    assert tl.root_cause_keys(s.env) >= {("web_server", "db_retries"), ("web_server", "db_timeout_ms")}
     text = debrief.render(s.env, s.info["result"], [])
     cause = next(line for line in text.splitlines() if "db_retries: 0 -> 4" in line)
     assert re.search(r"-\dd \d\d:\d\d:\d\d", cause)  # a day offset: the edit was days before the page
@@ -243,7 +244,7 @@ def test_the_timeline_stops_at_the_end_and_counts_only_what_came_before() -> Non
     env, result = s.env, s.info["result"]
     end = result["sim_seconds"]
     assert any(c.at > env.t0 + end for c in env.world.changes)  # the verification window had changes...
-    items = debrief.timeline(env, result, [])
+    items = tl.timeline(env, result, [])
     assert all(t <= end for t, kind, _ in items if kind in ("change", "event", "you", "hint"))  # ...not listed
     assert items[-1][1] == "end" and "stop here" in items[-1][2]
     for t, kind, text in items:
@@ -262,8 +263,8 @@ def test_the_debrief_fits_a_readable_width_and_shows_days() -> None:
     for style in (debrief.Style(False), debrief.Style(True)):
         text = SGR.sub("", debrief.render(s.env, s.info["result"], [], style))
         assert max(len(line) for line in text.splitlines()) <= text_mod.WIDTH
-    assert debrief.clock(s.env, 0.0) == s.env.world.stamp(s.env.t0)[11:19]
-    assert re.fullmatch(r"-[12]d \d\d:\d\d:\d\d", debrief.clock(s.env, -36 * 3600.0))
+    assert tl.clock(s.env, 0.0) == s.env.world.stamp(s.env.t0)[11:19]
+    assert re.fullmatch(r"-[12]d \d\d:\d\d:\d\d", tl.clock(s.env, -36 * 3600.0))
 
 
 def test_a_bare_name_says_to_quote_it_and_is_still_an_invalid_action() -> None:

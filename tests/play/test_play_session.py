@@ -14,6 +14,7 @@ import srezero
 from srezero.cli import cli
 from srezero.play import debrief
 from srezero.play import text as text_mod
+from srezero.play import timeline as tl
 from srezero.play.complete import Names, candidates
 from srezero.play.session import PlaySession
 from srezero.play.style import Style, want_colour
@@ -176,8 +177,8 @@ def test_write_deltas_take_before_from_the_start_of_the_step() -> None:
     s = _play(["get_alerts()", "get_alerts()", "get_alerts()", 'scale(service="web_server", replicas=0)',
                "wait(seconds=300)", "resolve()"])
     wr = s.env.result["writes"][0]
-    assert debrief.write_start(wr) == wr["at"] - load_tools()["scale"].cost_s
-    lines = debrief.write_deltas(s.env, wr)
+    assert tl.write_start(wr) == wr["at"] - load_tools()["scale"].cost_s
+    lines = tl.write_deltas(s.env, wr)
     assert any(line.startswith("ready_replicas of web_server: 3 -> 0") for line in lines), lines
     assert any(line.startswith("error_rate of web_server: 0 -> 1") for line in lines), lines
 
@@ -195,13 +196,13 @@ def test_write_deltas_do_not_credit_a_write_with_the_one_after_it() -> None:
                  f'set_sysctl("{node}", "net.netfilter.nf_conntrack_max", 131072)', "wait(300)", "resolve()"]:
         s.handle(line)
     restart, fix = env.result["writes"]
-    assert debrief.write_start(fix) % 30.0 == 0.0  # the fix's step began on a tick: the case that went wrong
+    assert tl.write_start(fix) % 30.0 == 0.0  # the fix's step began on a tick: the case that went wrong
     w = env.world
     row = w.row_of[("load_balancer", "error_rate")]
-    edge = [ln for ln in debrief.write_deltas(env, restart, debrief.write_start(fix)) if "of load_balancer" in ln]
-    seen = float(w.buf[row, int((env.t0 + debrief.write_start(fix)) // 30.0) - 1])  # the last tick before the fix
+    edge = [ln for ln in tl.write_deltas(env, restart, tl.write_start(fix)) if "of load_balancer" in ln]
+    seen = float(w.buf[row, int((env.t0 + tl.write_start(fix)) // 30.0) - 1])  # the last tick before the fix
     assert edge and seen > 0.05 and not edge[0].split(" -> ")[1].startswith("0 "), edge
-    after_fix = [ln for ln in debrief.write_deltas(env, fix) if "of load_balancer" in ln]
+    after_fix = [ln for ln in tl.write_deltas(env, fix) if "of load_balancer" in ln]
     assert after_fix[0].startswith(f"error_rate of load_balancer: {debrief.fmt(seen)} -> 0 "), after_fix
 
 
@@ -353,7 +354,7 @@ def test_timeline_keeps_a_hint_after_the_step_it_followed() -> None:
     s.handle("get_alerts()")
     s.handle("hint")
     s.handle("resolve()")  # resolve costs no time: the same second as step 1 and the hint
-    kinds = [(t, text) for t, kind, text in debrief.timeline(s.env, s.info["result"], s.hints_used)
+    kinds = [(t, text) for t, kind, text in tl.timeline(s.env, s.info["result"], s.hints_used)
              if kind in ("you", "hint")]
     assert [text.split(":")[0] for _, text in kinds] == ["step 1", "hint 1 taken", "step 2"]
     assert len({t for t, _ in kinds}) == 1
@@ -369,8 +370,8 @@ def test_debrief_says_the_budget_ended_it() -> None:
 
 def test_timeline_covers_earlier_changes_and_labels_red_herrings() -> None:
     s = _play(["get_alerts()", "resolve()"])
-    tl = debrief.timeline(s.env, s.info["result"], [])
-    changes = [(t, text) for t, kind, text in tl if kind == "change"]
+    rows = tl.timeline(s.env, s.info["result"], [])
+    changes = [(t, text) for t, kind, text in rows if kind == "change"]
     early = [text for t, text in changes if t < -3600]
     assert early and all(text.endswith("<- a red herring (harmless)") for text in early)  # history hours before
     assert sum(text.endswith("<- the root cause") for _, text in changes) == 1
