@@ -50,42 +50,6 @@ EPOCH = dt.datetime(2026, 3, 2, 8, 0, tzinfo=dt.UTC)
 PROBE_DROP = 0.1
 #: Ticks that settle the model's smoothed state on a healthy system before the probe
 SETTLE_TICKS = 2
-_PER_METRIC = {"sigma": (M.NOISE_SIGMA, 0.0), "ceiling": (M.NOISE_CEILING, float("inf")),
-               "counted": (dict.fromkeys(M.COUNTED, 1.0), 0.0)}
-
-
-#: size of the measurement-noise table (a prime, so index hashes spread over all of it)
-NOISE_TABLE_SIZE = 4099
-
-
-@functools.cache
-def noise_table() -> tuple[np.ndarray, list[float]]:
-    """The standard normals every world's measurement noise and render randomness index into.
-
-    Drawn once per process from a fixed seed (the same draws everywhere). Each world reads it from
-    its own seeded offset, so drawing 4,099 normals per world (about 0.1 ms, paid on a world's first
-    noisy read) is not needed; within an episode the noise is as before. Read-only: shared.
-    """
-    table = np.random.Generator(np.random.PCG64(0x5EED_7AB1E)).normal(0.0, 1.0, size=NOISE_TABLE_SIZE)
-    table.setflags(write=False)
-    return table, table.tolist()
-
-
-@functools.lru_cache(maxsize=128)
-def _row_table(which: str, n_nodes: int, n_rows: int) -> np.ndarray:
-    """A per-metric constant (``sigma``: measurement-noise sigma; ``ceiling``: the bound noise may
-    not cross; ``counted``: 1 for a ratio measured by counting, :func:`srezero.sim.metrics.counted`)
-    laid out per row: services, nodes, then replicas up to ``n_rows`` (the spare rows of replicas yet
-    to start are measured as any replica's). Shared between worlds of the same shape, so read-only."""
-    values, default = _PER_METRIC[which]
-    per = [values.get(m, default) for kind in SERVICE_KINDS for m in M.metric_names(kind)]
-    per += [values.get(m, default) for m in M.NODE_METRICS] * n_nodes
-    per += [values.get(m, default) for m in M.REPLICA_METRICS] * ((n_rows - len(per)) // len(M.REPLICA_METRICS))
-    table = np.array(per, dtype=np.float64)
-    table.setflags(write=False)
-    return table
-
-
 class LogContext(NamedTuple):
     """The state a tick's log lines quote, kept with the tick (lines are rendered when first read, and
     must say what was true then: the statement that was slow, the session that held the lock)."""
@@ -154,8 +118,8 @@ class World:
         self.col = self.history_cols - 1
         tn = self.rng_world.normal(0.0, 0.025, size=n_cols)
         self.traffic_noise = (1.0 + np.clip(tn, -0.08, 0.08)).tolist()
-        #: where this world starts reading the shared noise table (:func:`noise_table`)
-        self.noise_offset = self.rng_surface.getrandbits(128) % NOISE_TABLE_SIZE
+        #: where this world starts reading the shared noise table (:func:`srezero.sim.readings.noise_table`)
+        self.noise_offset = self.rng_surface.getrandbits(128) % readings.NOISE_TABLE_SIZE
         self.env = simpy.Environment(initial_time=(self.history_cols - 1) * TICK_S)
         self.t_page = 0.0
         self.paged = False
@@ -247,9 +211,9 @@ class World:
 
     def _measurement_tables(self) -> None:
         shape = (len(self.topo.nodes), self.n_rows)
-        self._sigma = _row_table("sigma", *shape)
-        self._ceiling = _row_table("ceiling", *shape)
-        self._counted = _row_table("counted", *shape)
+        self._sigma = readings.row_table("sigma", *shape)
+        self._ceiling = readings.row_table("ceiling", *shape)
+        self._counted = readings.row_table("counted", *shape)
 
     @classmethod
     def build(cls, spec: TaskSpec, seed: int) -> World:
@@ -420,7 +384,7 @@ class World:
 
     def sector(self, disk: Disk) -> int:
         base = 1_000_000 + (disk.serial.__len__() * 7919 + self.seed * 104729) % 900_000_000
-        return base + int(noise_table()[1][(self.col + self.noise_offset) % NOISE_TABLE_SIZE] * 1000) % 5000 * 8
+        return base + int(readings.noise_table()[1][(self.col + self.noise_offset) % readings.NOISE_TABLE_SIZE] * 1000) % 5000 * 8
 
     def author(self) -> str:
         return topology.AUTHORS[int(self.rng_surface.integers(0, len(topology.AUTHORS)))]
@@ -437,10 +401,10 @@ class World:
         counted = self._counted[row]
         if sigma == 0.0 and not counted:
             return data.copy()
-        idx = (np.arange(c0, c1 + 1) * 7919 + (row * 104729 + self.noise_offset)) % NOISE_TABLE_SIZE
+        idx = (np.arange(c0, c1 + 1) * 7919 + (row * 104729 + self.noise_offset)) % readings.NOISE_TABLE_SIZE
         if counted:  # the request rate sits in the row before (srezero.sim.metrics.COUNTED)
-            return M.counted(data, self.buf[row - 1, c0 : c1 + 1], noise_table()[0][idx])
-        noisy_data = data * (1.0 + sigma * noise_table()[0][idx])
+            return M.counted(data, self.buf[row - 1, c0 : c1 + 1], readings.noise_table()[0][idx])
+        noisy_data = data * (1.0 + sigma * readings.noise_table()[0][idx])
         ceiling = self._ceiling[row]
         if ceiling != float("inf"):
             noisy_data = np.minimum(noisy_data, ceiling)

@@ -101,7 +101,7 @@ class AlertBook:
         self._computed = [i for i, (_, _, row) in enumerate(self._targets) if row is None]
         self._computed_idx = np.array(self._computed, dtype=np.intp)  # a list index is converted on every use
         # measurement noise, as World.series draws it: a sample's normal is indexed by column and row
-        from srezero.sim.world import NOISE_TABLE_SIZE, noise_table
+        from srezero.sim.readings import NOISE_TABLE_SIZE, noise_table
 
         self._z = noise_table()[0]
         self._n_table = NOISE_TABLE_SIZE

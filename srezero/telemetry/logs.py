@@ -16,7 +16,8 @@ from typing import TYPE_CHECKING, Any
 
 from srezero.sim.clock import TICK_S
 from srezero.sim.metrics import R_CPU, R_MEM, R_P50, R_RPS
-from srezero.sim.world import LogContext, noise_table
+from srezero.sim.readings import noise_table
+from srezero.sim.world import LogContext
 
 if TYPE_CHECKING:
     from srezero.sim.components import Replica
