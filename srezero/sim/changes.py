@@ -174,6 +174,7 @@ def roll_out(w: World, svc: Service, version: str, at: float) -> None:
     for i, rep in enumerate(pods):
         killed = at + i * (svc.startup_s + ROLLOUT_GAP_S)
         rep.version = version
+        rep.created_at = killed  # a rolling update replaces the pod: its AGE starts again, as a live one's does
         rep.ready_at = killed + svc.startup_s
         w.events.append(Event(killed, "Normal", "Killing", rep.name, f"Stopping container {rep.kind}"))
 

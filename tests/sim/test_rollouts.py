@@ -181,3 +181,22 @@ def test_rolling_back_a_release_stalled_at_its_first_pod_restarts_only_that_pod(
     advance(300.0, plain, touched)
     assert killed_since(touched, t0) == [web.replicas[0].name]  # the others already run the target release
     assert all(r.state == "Running" for r in web.replicas)
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+def test_a_pods_age_starts_at_its_last_rollout_past_or_live(seed: int) -> None:
+    """AGE is the time since the pod's last Killing event, whether its rollout was recorded in the past or
+    ran live: a past release's pods must not read days old beside a live release's minutes (a blind player
+    told the culprit release from a harmless one by AGE alone)."""
+    plain, touched = twins(seed)
+    web = touched.services[WEB]
+    changes.roll_out(touched, web, "v9.9.9", touched.now - 1800.0)
+    past = {r.name: touched.now - r.age_s(touched.now) for r in web.replicas}
+    killings = {e.entity: e.at for e in touched.events if e.reason == "Killing"}
+    assert past == {name: killings[name] for name in past}
+    assert max(r.age_s(touched.now) for r in web.replicas) <= 1800.0
+    act(plain, touched, "restart", target=WEB)
+    advance(300.0, plain, touched)
+    killings = {e.entity: e.at for e in touched.events if e.reason == "Killing"}
+    for r in web.replicas:
+        assert touched.now - r.age_s(touched.now) == pytest.approx(killings[r.name])
