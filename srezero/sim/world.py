@@ -453,8 +453,9 @@ class World:
         if not by_agent:
             rep.restarts += 1
             rep.last_restart_t = self.env.now
-        else:  # the pod is replaced (deleted, rolled, evicted), not its container restarted
-            rep.created_at = self.env.now
+        else:  # the pod is replaced (deleted, rolled, evicted), not its container restarted: a new pod
+            rep.created_at = self.env.now  # starts its AGE and its RESTARTS again
+            rep.restarts = 0
         rep.state = "Starting"
         rep.ready_at = self.env.now + rep.service.startup_s
         rep.mem_mb = rep.base_mem_mb
@@ -496,7 +497,8 @@ class World:
 
     def move_replica(self, rep: Replica, node: Node) -> None:
         rep.moves.append((self.env.now, rep.node.index))
-        rep.created_at = self.env.now  # rescheduled: a new pod on the new node
+        rep.created_at = self.env.now  # rescheduled: a new pod on the new node, with no restarts yet
+        rep.restarts = 0
         rep.node.replicas.remove(rep)
         rep.node = node
         node.replicas.append(rep)

@@ -200,3 +200,14 @@ def test_a_pods_age_starts_at_its_last_rollout_past_or_live(seed: int) -> None:
     killings = {e.entity: e.at for e in touched.events if e.reason == "Killing"}
     for r in web.replicas:
         assert touched.now - r.age_s(touched.now) == pytest.approx(killings[r.name])
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+def test_a_replaced_pod_starts_with_no_restarts_and_a_crashed_container_counts_one(seed: int) -> None:
+    plain, touched = twins(seed)
+    pod = touched.services[WEB].replicas[0]
+    before = pod.restarts  # a noise crash may have come first
+    touched.restart_replica(pod, reason="Error", by_agent=False)  # the container crashed: the pod counts it
+    assert pod.restarts == before + 1
+    act(plain, touched, "restart", target=pod.name)  # deleted and recreated: a new pod
+    assert pod.restarts == 0 and pod.age_s(touched.now) < 60.0
