@@ -15,7 +15,8 @@ A detail is *right* for a root cause when all of these hold:
    release v1.25.2; "v1.25.2 leaks memory" is.
 3. **It is not stuffed.** It names at most ``MAX_FOREIGN_CONCRETE`` (one) concrete thing that does not
    belong to this root cause (another key, device, version, node or replica: room for the one victim
-   or neighbour an honest explanation mentions), and uses mechanism words from at most
+   or neighbour an honest explanation mentions; a replica counts as the node it runs on, so a pod and
+   its node are one item, and the pods on the cause's own node are the cause's), and uses mechanism words from at most
    ``MAX_FOREIGN_FAMILIES`` families that this fault's own description does not use, of which at most
    ``MAX_FOREIGN_ALTERNATIVES`` (one) may be another way the same kind of thing fails
    (:data:`ALTERNATIVES`: sector errors, a full disk, a fail-slow disk, ECC, heat and power are six

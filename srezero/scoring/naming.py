@@ -96,7 +96,10 @@ def victims(w: World, alert_entities: tuple[str, ...] = ()) -> frozenset[str]:
 def concrete_vocabulary(w: World) -> dict[str, str]:
     """Surface form -> canonical item for everything concrete an agent could name in a detail:
     config keys (full and last part), devices, release versions, node and replica names.
-    Plain-English keys (``workers``) are left out: naming them is not naming something concrete."""
+    Plain-English keys (``workers``) are left out: naming them is not naming something concrete.
+
+    A replica stands for the node it runs on: "db-2 on node-5" is one place, and a pod on the root
+    cause's node is that cause's own (the primary on a failing disk), not a foreign item."""
     vocab: dict[str, str] = {}
     for svc in w.services.values():
         for key in svc.config:
@@ -112,8 +115,8 @@ def concrete_vocabulary(w: World) -> dict[str, str]:
         vocab.setdefault(node.name.lower(), node.name.lower())
         for disk in node.disks:
             vocab.setdefault(disk.device.lower(), disk.device.lower())
-    for name in w.topo.replicas:
-        vocab.setdefault(name.lower(), name.lower())
+    for name, rep in w.topo.replicas.items():  # the bare name is the pod, not backend_weight.<pod>
+        vocab[name.lower()] = rep.node.name.lower()
     return vocab
 
 

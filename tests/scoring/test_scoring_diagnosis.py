@@ -317,3 +317,25 @@ def test_a_leak_in_deployed_code_is_a_code_defect_and_a_resource_exhaustion() ->
         d = diag.score(wrong, [leak], [frozenset(naming.accepted_names(env.world, leak))], frozenset(),
                        naming.concrete_vocabulary(env.world))
         assert d["gate"] == "hedged_categories"  # a wrong second category is still a hedge
+
+
+def test_a_detail_naming_the_pods_on_the_cause_and_where_it_failed_over_is_not_stuffing() -> None:
+    """A blind player's inc-018 detail named the primary on the fail-slow disk, the replica it failed over
+    to and that replica's node: three pod and node names that are one victim on the cause's node and one
+    place elsewhere, not stuffing. Naming every node and pod still is."""
+    import srezero
+    from srezero.scoring import detail
+
+    env = srezero.make("inc-018", 16)
+    env.reset()
+    w, rc = env.world, env.truth[0]
+    vocab = naming.concrete_vocabulary(w)
+    disk_node = rc.entity.split("/")[0]
+    on_cause = next(r.name for r in w.services["database"].replicas if r.node.name == disk_node)
+    other = next(r for r in w.services["database"].replicas if r.node.name != disk_node)
+    honest = (f"data disk {rc.entity} ({on_cause}'s volume) became slow: I/O latency 0.27 -> 8 ms; "
+              f"failed over to {other.name} on {other.node.name}")
+    assert detail.check(honest, rc.entity, rc, vocab) == (True, "")
+    everything = " ".join([*(n.name for n in w.topo.nodes), *w.topo.replicas])
+    ok, why = detail.check(f"{rc.detail}: {everything}", rc.entity, rc, vocab)
+    assert not ok and "stuffing" in why
