@@ -37,7 +37,8 @@ if TYPE_CHECKING:
 #: The published fault taxonomy. A diagnosis names one of these per root cause.
 CATEGORIES: dict[str, str] = {
     "misconfiguration": "a configuration value is wrong (timeouts, pools, limits, hosts, paths, policies)",
-    "resource_exhaustion": "a finite resource ran out (memory, connections, file descriptors, disk space, ports)",
+    "resource_exhaustion": "a finite resource ran out or is held (memory, connections, file descriptors, disk "
+                           "space, ports, queue room, row locks an open transaction holds)",
     "code_defect": "a bug in deployed code (errors, leaks, crashes, slow queries from code)",
     "dependency_failure": "a dependency is down or unreachable and this component suffers for it",
     "hardware": "a physical component is failing (disk sectors, ECC memory, thermal throttling, a dead node)",
