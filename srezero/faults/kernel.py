@@ -28,6 +28,7 @@ from srezero.sim import metrics as M
 from srezero.sim.clock import TICK_S
 from srezero.sim.components import HOST_JOBS, Daemon, Node
 from srezero.sim.lifecycle import LISTEN_PORT
+from srezero.sim.nodes import set_kernel_limit
 from srezero.sim.readings import backdate_ramp
 from srezero.sim.rng import stable_int
 
@@ -215,7 +216,7 @@ class ConntrackFull(NodeFault):
         n = self.node
         self.original = n.conntrack_max
         self.normal_tracked = n.conntrack_used  # the node's connections under its normal load
-        n.conntrack_max = pow2_below(max(2048.0, n.conntrack_used / self.params["overcommit"]))
+        set_kernel_limit(w, n, "conntrack_max", pow2_below(max(2048.0, n.conntrack_used / self.params["overcommit"])))
         self.sysctl_change(w, self.KEY, self.original, n.conntrack_max)
 
     def neutralised(self, w: World) -> bool:

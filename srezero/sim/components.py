@@ -85,6 +85,7 @@ class Node:
         "fd_max",
         "fds_used",
         "index",
+        "limit_log",
         "mem_total_mb",
         "mem_used_mb",
         "name",
@@ -113,6 +114,7 @@ class Node:
         self.thermal_factor = 1.0  # < 1 when the CPU throttles for heat
         self.fd_max = 1_048_576
         self.conntrack_max = 262_144
+        self.limit_log: list[tuple[float, str, int]] = []  # (when, attribute, value before): kernel_limit
         self.ephemeral_ports = 28_232  # 32768-60999
         self.port_lo = 32_768  # net.ipv4.ip_local_port_range low end
         self.tw_reuse = False  # net.ipv4.tcp_tw_reuse

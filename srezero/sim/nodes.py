@@ -28,6 +28,13 @@ def sysctl_value(n: Node, key: str) -> str:
             "net.ipv4.ip_local_port_range": f"{n.port_lo} {n.port_lo + n.ephemeral_ports - 1}"}[key]
 
 
+def set_kernel_limit(w: World, n: Node, attr: str, value: int) -> None:
+    """Set a kernel table's size (``fd_max``, ``conntrack_max``) from now on, keeping what it was before,
+    so a reading of the past is bounded by the limit of its time (:func:`srezero.sim.readings.kernel_limit`)."""
+    n.limit_log.append((w.now, attr, getattr(n, attr)))
+    setattr(n, attr, value)
+
+
 def log_link_flap(w: World, n: Node) -> None:
     """What the NIC driver prints when the link goes down and comes back: one wording, whether a failing
     NIC (a fault) or a switch upgrade (noise) flaps it, so the kernel log alone never tells them apart."""
@@ -88,7 +95,8 @@ def update_nodes(w: World, vals) -> None:
         PACK10(vals, base * 8,
                cpu_pct, mem_pct, r_used / r_cap * 100.0, d_used / d_cap * 100.0,
                float(root.io_errors + data.io_errors), disk_lat,
-               node.nic_loss * 100.0 + (15.0 if node.nic_flapping else 0.0), conntrack,
+               node.nic_loss * 100.0 + (15.0 if node.nic_flapping else 0.0),
+               conntrack if conntrack < node.conntrack_max else node.conntrack_max,  # new flows past it are dropped
                fds_used if fds_used < node.fd_max else node.fd_max,  # opens past the table fail (ENFILE)
                (1.0 - node.thermal_factor) * 100.0)
 

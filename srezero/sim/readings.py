@@ -24,7 +24,7 @@ from srezero.sim.clock import TICK_S
 from srezero.sim.components import SERVICE_KINDS
 
 if TYPE_CHECKING:
-    from srezero.sim.components import Service
+    from srezero.sim.components import Node, Service
     from srezero.sim.config import Config
     from srezero.sim.world import World
 
@@ -70,16 +70,27 @@ Limit = Callable[[int, int], Any]
 
 def limited_rows(w: World) -> dict[int, Limit]:
     """The rows whose readings a limit bounds (:meth:`World.series` applies them), and their limits."""
-    rows: dict[int, Limit] = {node.row + M.N_FDS: functools.partial(_attribute_limit, node, "fd_max")
-                              for node in w.topo.nodes}
+    rows: dict[int, Limit] = {}
+    for node in w.topo.nodes:
+        rows[node.row + M.N_FDS] = functools.partial(kernel_limit, node, "fd_max")
+        rows[node.row + M.N_CONNTRACK] = functools.partial(kernel_limit, node, "conntrack_max")
     rows[w.row_of[("load_balancer", "active_connections")]] = functools.partial(
         _config_limit, w.services["load_balancer"].config, "max_connections")
     return rows
 
 
-def _attribute_limit(obj: Any, name: str, c0: int, c1: int) -> float:
-    """A limit the model keeps no history of (a node's fs.file-max): its value now."""
-    return float(getattr(obj, name))
+def kernel_limit(node: Node, attr: str, c0: int, c1: int) -> Any:
+    """A node's kernel table size (``fs.file-max``, ``nf_conntrack_max``) as it was at each column's time:
+    its value now, and before each change (:func:`srezero.sim.nodes.set_kernel_limit`) the value it had."""
+    now = float(getattr(node, attr))
+    changes = [(at, old) for at, name, old in node.limit_log if name == attr]
+    if not changes:
+        return now
+    times = np.arange(c0, c1 + 1) * TICK_S
+    caps = np.full(len(times), now)
+    for at, old in reversed(changes):
+        caps[times < at] = old
+    return caps
 
 
 def _config_limit(config: Config, key: str, c0: int, c1: int) -> np.ndarray:

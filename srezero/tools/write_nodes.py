@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 from pydantic import Field
 
-from srezero.sim.nodes import sysctl_value
+from srezero.sim.nodes import set_kernel_limit, sysctl_value
 from srezero.tools.read import _node
 from srezero.tools.registry import ToolError, ToolOutput, tool
 
@@ -53,13 +53,13 @@ def _int(key: str, value: str | int, lo: int, hi: int) -> int:
     return v
 
 
-def _apply_sysctl(n: Node, key: str, value: str | int) -> str:
+def _apply_sysctl(w: World, n: Node, key: str, value: str | int) -> str:
     """Validate and apply one sysctl at runtime; returns the value as the kernel now reports it."""
     if key == "fs.file-max":
-        n.fd_max = _int(key, value, 1024, 2**31 - 1)
+        set_kernel_limit(w, n, "fd_max", _int(key, value, 1024, 2**31 - 1))
         return str(n.fd_max)
     if key == "net.netfilter.nf_conntrack_max":
-        n.conntrack_max = _int(key, value, 1024, 2**31 - 1)
+        set_kernel_limit(w, n, "conntrack_max", _int(key, value, 1024, 2**31 - 1))
         n.retotal()  # the hash table is kernel memory: an oversized table starves the node
         return str(n.conntrack_max)
     if key == "net.ipv4.tcp_tw_reuse":
@@ -90,7 +90,7 @@ def set_sysctl(ctx: ToolContext,
     if not n.up:
         raise ToolError(f"ssh: connect to host {node} port 22: No route to host")
     old = sysctl_value(n, key)
-    new = _apply_sysctl(n, key, value)
+    new = _apply_sysctl(w, n, key, value)
     w.change("node", "sysctl", f"{node}: {key}: {old} -> {new}", AGENT)
     return ToolOutput(f"{node}: {key} = {new} (was {old})")
 

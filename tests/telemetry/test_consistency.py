@@ -97,3 +97,25 @@ def test_the_edge_holds_no_more_connections_than_its_limit_of_the_time() -> None
     series = w.series(row, 0, w.col)
     limits = np.array([cfg.at("max_connections", c * TICK_S) for c in range(w.col + 1)])
     assert (series <= limits).all() and series.max() > cfg["max_connections"]  # it held more before the cut
+
+
+def test_the_conntrack_count_never_reads_past_the_table_of_its_time() -> None:
+    # inc-014 seed 15: conntrack_used read 12,411-13,323 beside "nf_conntrack_count: 4096 / nf_conntrack_max
+    # 4096 (table full)"; the kernel drops new flows instead of tracking them
+    env, _ = _play("inc-014", 15)
+    w = env.world
+    node = next(n for n in w.topo.nodes if n.limit_log)
+    (changed_at, _, before), = node.limit_log
+    assert node.conntrack_used > node.conntrack_max  # demand is past the table ...
+    row = w.row_of[(node.name, "conntrack_used")]
+    cols = np.arange(w.col + 1)
+    series = w.series(row, 0, w.col)
+    after = cols * TICK_S >= changed_at
+    assert series[after].max() <= node.conntrack_max  # ... what the kernel tracks is not
+    assert series[~after].max() > node.conntrack_max  # the past read the normal count, under the old table
+    assert series[~after].max() <= before
+    narrowed, col = node.conntrack_max, w.col
+    env.step(f"set_sysctl(node='{node.name}', key='net.netfilter.nf_conntrack_max', value=2048)")
+    env.step("wait(seconds=120)")
+    series = w.series(row, 0, w.col)  # a smaller table later leaves the past under the one of its time
+    assert series[: col + 1][after].max() <= narrowed and series[col + 2 :].max() <= 2048
