@@ -71,7 +71,8 @@ def queue_tick(w: World, published: float, db_lat: float, db_err_prev: float, db
         st.mq_dlq += moved
         st.mq_cycling = dead - moved
     # Little's law: the backlog over its drain rate, or over its fill rate while nothing drains. With
-    # neither (no consumers and no publishers), the oldest message just grows a tick older.
+    # neither (no consumers and no publishers), the oldest message just grows a tick older, and it never
+    # grows faster than that.
     if consumed > 0.5:
         age = depth / consumed
     elif depth <= 1:
@@ -79,6 +80,8 @@ def queue_tick(w: World, published: float, db_lat: float, db_err_prev: float, db
     elif incoming >= 1.0:
         age = depth / incoming
     else:
+        age = st.mq_age_s + TICK_S
+    if age > st.mq_age_s + TICK_S:  # the oldest message ages a tick per tick, however fast the backlog grows
         age = st.mq_age_s + TICK_S
     st.mq_age_s = age
     worker_db_writes = consumed * 1.0

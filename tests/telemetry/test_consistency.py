@@ -119,3 +119,12 @@ def test_the_conntrack_count_never_reads_past_the_table_of_its_time() -> None:
     env.step("wait(seconds=120)")
     series = w.series(row, 0, w.col)  # a smaller table later leaves the past under the one of its time
     assert series[: col + 1][after].max() <= narrowed and series[col + 2 :].max() <= 2048
+
+
+def test_the_oldest_message_ages_no_faster_than_time() -> None:
+    # inc-018 seed 16: queue_age_s read 0, 76.6, 117.7, 298.6 at 30 s steps after the queue had been empty
+    env, _ = _play("inc-018", 16, "wait(seconds=600)")
+    w = env.world
+    ages = w.buf[w.row_of[("message_queue", "queue_age_s")], : w.col + 1]
+    assert ages.max() > 60  # the backlog did grow old ...
+    assert np.diff(ages).max() <= TICK_S + 1e-9  # ... a tick at a time
