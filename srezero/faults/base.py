@@ -407,8 +407,12 @@ class Fault:
         """(a declared signal as :meth:`signals` resolves it, another read that shows the same fact), for
         every ``Signal.alt``; the evidence scorer credits the signal for either."""
         subs = self.subs(w)
-        return [(resolve_signal(w, self.target, sig, subs), resolve_signal(w, self.target, alt, subs))
-                for sig in self.meta.signals for alt in sig.alt]
+        mine = self.signals(w) if any(sig.alt for sig in self.meta.signals) else []
+        # a primitive that resolves its signals itself (a service's log read on a disk's victim) lists them
+        # in declaration order: the alternative then belongs to its own resolution of the signal
+        same = len(mine) == len(self.meta.signals) and all(m[0] == s.tool for m, s in zip(mine, self.meta.signals, strict=True))
+        return [(mine[i] if same else resolve_signal(w, self.target, sig, subs), resolve_signal(w, self.target, alt, subs))
+                for i, sig in enumerate(self.meta.signals) for alt in sig.alt]
 
 
 def read_action(tool: str, entity: str, args: dict[str, Any], pattern: str, limit: int | None = 50) -> dict[str, Any]:

@@ -28,6 +28,12 @@ CFG = Signal("get_config", "service", pattern=r"<key> = <value>(?![\w.])", descr
 CHANGE = Signal("get_changes", "any", pattern="<key>", description="the change that set it")
 
 
+def traced(error: str) -> Signal:
+    """A ``Signal.alt`` for a log line a failed request also ends with in a trace: ``get_traces`` (any
+    filter) showing ``error``, in the words the trace gives the cause (``srezero.telemetry.traces``)."""
+    return Signal("get_traces", "any", pattern=error)
+
+
 class Declared(Fault):
     """Signals and oracle reads resolved from ``meta.signals``; subclasses fill :meth:`subs`."""
 
