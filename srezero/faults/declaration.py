@@ -100,27 +100,30 @@ def _reference_problems(meta: FaultMeta) -> list[str]:
     if meta.alert not in alerts:
         problems.append(f"alert: unknown alert {meta.alert!r}; {_one_of(meta.alert, alerts)}")
     reads = [n for n, t in tools.items() if t.kind == "read"]
-    for i, sig in enumerate(meta.signals):
+    # a signal's alternatives (Signal.alt) are reads too, checked alike
+    every = [(f"signals[{i}]", sig) for i, sig in enumerate(meta.signals)]
+    every += [(f"signals[{i}].alt[{j}]", alt) for i, sig in enumerate(meta.signals) for j, alt in enumerate(sig.alt)]
+    for where, sig in every:
         spec = tools.get(sig.tool)
         if spec is None or spec.kind != "read":
-            problems.append(f"signals[{i}].tool: {sig.tool!r} is not a read tool; {_one_of(sig.tool, reads)}")
+            problems.append(f"{where}.tool: {sig.tool!r} is not a read tool; {_one_of(sig.tool, reads)}")
         if sig.on not in _SIGNAL_ON and sig.on not in SERVICE_KINDS:
-            problems.append(f"signals[{i}].on: {sig.on!r}; {_one_of(sig.on, [*_SIGNAL_ON, *SERVICE_KINDS])}")
+            problems.append(f"{where}.on: {sig.on!r}; {_one_of(sig.on, [*_SIGNAL_ON, *SERVICE_KINDS])}")
         if spec is None:
             continue
         for arg, value in sig.args:
             if arg not in spec.arg_names:
-                problems.append(f"signals[{i}].args: {sig.tool} has no argument {arg!r}; "
+                problems.append(f"{where}.args: {sig.tool} has no argument {arg!r}; "
                                 f"{_one_of(arg, list(spec.arg_names))}")
             else:
                 problem = _arg_value_problem(spec, arg, value, meta, sig.on)
                 if problem:
-                    problems.append(f"signals[{i}].args.{arg}: {problem}")
+                    problems.append(f"{where}.args.{arg}: {problem}")
         # what the default read fills in itself: the entity (target_arg) and search_logs' pattern
         given = {a for a, _ in sig.args} | {spec.target_arg} | ({"pattern"} if sig.tool == "search_logs" else set())
         missing = [a for a in spec.schema.get("required", ()) if a not in given]
         if missing:
-            problems.append(f"signals[{i}].args: {sig.tool} needs {', '.join(missing)} (without it the read of "
+            problems.append(f"{where}.args: {sig.tool} needs {', '.join(missing)} (without it the read of "
                             "this signal is an invalid action)")
     writes = [n for n, t in tools.items() if t.kind == "write"]
     for i, rem in enumerate(meta.remedies):

@@ -103,6 +103,11 @@ def _declare(**changes: object) -> type:
     ({"signals": (Signal("search_logs", "web_server", args=(("limit", "<lines>"),)),)},
      "signals[0].args.limit: '<lines>' is a placeholder, filled with text when the signal is resolved, but "
      "search_logs takes limit as integer, not text"),
+    # a signal's alternatives (Signal.alt) are reads, checked alike
+    ({"signals": (Signal("search_logs", "web_server", alt=(Signal("inspect_queue", "any", args=(("view", "queue"),)),)),)},
+     "signals[0].alt[0].args.view: Input should be 'queues', 'messages' or 'consumers', not 'queue'"),
+    ({"signals": (Signal("search_logs", "web_server", alt=(Signal("node_diagnostics", "node"),)),)},
+     "signals[0].alt[0].args: node_diagnostics needs check"),
     ({"example_params": (("leak", 1.0),)}, "example_params.leak: no such parameter; parameters: leak_per_min, "
                                            "minutes_to_full, overshoot (did you mean 'leak_per_min'?)"),
     ({"remedies": (Remedy("set_sysctls", "raise it"),)},
