@@ -11,7 +11,7 @@ import math
 from typing import TYPE_CHECKING, Any
 
 from srezero.faults.base import FaultMeta, Param, Remedy, Signal, register
-from srezero.faults.common import CFG, CHANGE, TunedConfig, baseline, esc, healthy_db_lat, live
+from srezero.faults.common import CFG, CHANGE, TunedConfig, baseline, esc, healthy_db_lat, live, traced
 from srezero.faults.envelopes import healthy
 from srezero.sim.config import ENDPOINTS
 
@@ -37,7 +37,7 @@ class BadTimeout(TunedConfig):
         params=(Param("factor", float, 0.7, lo=0.2, hi=0.95,
                       description="the timeout as a multiple of the database's mean latency at injection"),),
         signals=(CFG, CHANGE, Signal("search_logs", "service", pattern="query canceled after",
-                                    description="client-side query cancellations")),
+                                    description="client-side query cancellations", alt=(traced("db query timeout"),))),
         remedies=(Remedy("set_config", "db_timeout_ms between 40x the database's base latency and 30000 ms; "
                          "a value near the latency still cancels the slow half, a huge one lets stuck queries "
                          "hold connections"),),
@@ -66,7 +66,8 @@ class BadPoolSize(TunedConfig):
         params=(Param("factor", float, 1.6, lo=1.1, hi=4.0,
                       description="total pool connections as a multiple of max_connections"),),
         signals=(CFG, CHANGE, Signal("search_logs", "service", pattern="too many clients",
-                                    description="connections refused by the database"),
+                                    description="connections refused by the database",
+                                    alt=(traced("too many clients"),)),
                  Signal("query_metrics", "database", args=(("metric", "connections"),),
                         description="connections pinned at max_connections")),
         remedies=(Remedy("set_config", "db_pool_size with replicas x pool + workers x 4 + 6 <= max_connections "
@@ -103,7 +104,7 @@ class BadRateLimit(TunedConfig):
         description="a per-replica rate limit set below the request rate each replica serves",
         params=(Param("ratio", float, 0.5, lo=0.1, hi=0.9, description="limit as a share of the per-replica rate"),),
         signals=(CFG, CHANGE, Signal("search_logs", "service", pattern="rate limit .* exceeded",
-                                    description="requests rejected with 429")),
+                                    description="requests rejected with 429", alt=(traced("429 rate limited"),))),
         remedies=(Remedy("set_config", "rate_limit_rps = 0 (off) or at least 1.5x the peak per-replica rate"),),
         wrong_fix_effects=f"{_RESTARTS}; scaling helps only in proportion and costs capacity",
         example="web_server", example_params=(("ratio", 0.5),),
@@ -128,7 +129,7 @@ class BadWorkerCount(TunedConfig):
         params=(Param("ratio", float, 0.4, lo=0.05, hi=0.8,
                       description="threads as a share of those busy at the current load"),),
         signals=(CFG, CHANGE, Signal("search_logs", "service", pattern="worker pool saturated",
-                                    description="requests shed with 503")),
+                                    description="requests shed with 503", alt=(traced("503 shed"),))),
         remedies=(Remedy("set_config", "workers between 8 and 256 per replica (each thread costs memory)"),),
         wrong_fix_effects=f"{_RESTARTS}; scaling helps only in proportion; raising cpu_limit changes nothing",
         example="web_server", example_params=(("ratio", 0.4),),

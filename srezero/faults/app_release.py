@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Any
 
 from srezero.faults.app import ship
 from srezero.faults.base import FaultMeta, Param, Remedy, RootCause, Signal, register, value_tokens
-from srezero.faults.common import Declared, esc
+from srezero.faults.common import Declared, esc, traced
 from srezero.sim import changes
 from srezero.sim import config as cfg
 
@@ -72,9 +72,12 @@ class StaleCredential(Declared):
         name="stale_credential", layer="application", category="authentication",
         targets=("service:web_server", "service:worker"),
         description="a database password rotation that one service never picked up",
-        signals=(Signal("get_status", "service", pattern="CrashLoopBackOff", description="replicas crash-looping"),
+        signals=(Signal("get_status", "service", pattern="CrashLoopBackOff", description="replicas crash-looping",
+                        alt=(Signal("get_events", "service", pattern="Back-off restarting failed container"),)),
                  Signal("search_logs", "service", pattern="password authentication failed",
-                        description="the database rejecting the old password"),
+                        description="the database rejecting the old password",
+                        alt=(Signal("get_events", "service",
+                                    pattern="Back-off restarting failed container: .*password authentication failed"),)),
                  Signal("get_changes", "any", pattern="rotated", description="the rotation"),
                  Signal("get_config", "service", pattern=r"env\.CREDENTIALS_VERSION = '<old>'",
                         description="the stale secret version")),
@@ -142,7 +145,8 @@ class FeatureFlagBug(Declared):
         signals=(Signal("get_changes", "any", pattern=r"feature_flag\.<flag>: (False|false) -> (True|true)",
                         description="the flag flip"),
                  Signal("get_config", "service", pattern=r"feature_flag\.<flag> = true", description="the flag is on"),
-                 Signal("search_logs", "service", pattern="Unhandled exception", description="the exceptions")),
+                 Signal("search_logs", "service", pattern="Unhandled exception", description="the exceptions",
+                        alt=(traced("unhandled exception"),))),
         remedies=(Remedy("set_config", "turn the flag back off"),),
         wrong_fix_effects="rolling back reverts a release the schema needs and keeps the flag; restarts keep "
                           "the flag; turning off a different flag does nothing",

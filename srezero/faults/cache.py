@@ -8,6 +8,7 @@ refuses clients multiplies the database's load until it saturates.
 from __future__ import annotations
 
 from collections.abc import Generator
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from srezero.faults.app import ship
@@ -20,6 +21,8 @@ if TYPE_CHECKING:
     from srezero.sim.world import World
 
 _HERD = "the database takes every miss"
+#: a hit ratio the cache's INFO shows below the 0.5 CacheHitRatioLow pages at (a healthy cache's is ~0.9)
+_LOW_HIT = Signal("inspect_cache", "any", args=(("section", "info"),), pattern=r"keyspace_hit_ratio:0\.[0-4]")
 
 
 @register
@@ -30,11 +33,12 @@ class CacheEvictionStorm(TunedConfig):
         name="cache_eviction_storm", layer="cache", category="misconfiguration", targets=("service:cache",),
         description="cache maxmemory set below the working set: constant evictions, a low hit ratio",
         params=(Param("ratio", float, 0.25, lo=0.05, hi=0.6, description="maxmemory as a share of the working set"),),
-        signals=(CFG, CHANGE, Signal("query_metrics", "cache", args=(("metric", "evictions_per_s"),),
-                                    description="evictions"),
+        signals=(replace(CFG, alt=(Signal("inspect_cache", "any", args=(("section", "info"),),
+                                          pattern=r"maxmemory_human:<value>M"),)),
+                 CHANGE, Signal("query_metrics", "cache", args=(("metric", "evictions_per_s"),), description="evictions"),
                  Signal("search_logs", "cache", pattern="maxmemory reached", description="the cache evicting",
                         alt=(Signal("inspect_cache", "any", args=(("section", "info"),),
-                                    pattern=r"evicted_keys_per_sec:[1-9]"),))),
+                                    pattern=r"evicted_keys_per_sec:[1-9]\d"),))),
         remedies=(Remedy("set_config", "maxmemory_mb at least the working set (memory_used_mb of the cache "
                          "before the change shows it) and at most 16384"),),
         wrong_fix_effects=f"restarting the cache empties it and {_HERD}; scaling the web tier adds load",
@@ -63,9 +67,14 @@ class CacheCrashHerd(TunedConfig):
         name="cache_crash_herd", layer="cache", category="resource_exhaustion", targets=("service:cache",),
         description="a cache memory limit below its dataset: OOM kills that restart it empty, again and again",
         params=(Param("ratio", float, 0.3, lo=0.2, hi=0.9, description="the limit as a share of the dataset"),),
-        signals=(Signal("get_events", "service", pattern="OOMKilled", description="the cache OOM-killed"),
-                 Signal("query_metrics", "cache", args=(("metric", "hit_ratio"),), description="hit ratio collapsing"),
-                 CFG, CHANGE),
+        signals=(Signal("get_events", "service", pattern="OOMKilled", description="the cache OOM-killed",
+                        alt=(Signal("node_diagnostics", "any", args=(("check", "dmesg"),),
+                                    pattern=r"Memory cgroup out of memory: Killed process \d+ \(redis-server\)"),)),
+                 Signal("query_metrics", "cache", args=(("metric", "hit_ratio"),), description="hit ratio collapsing",
+                        alt=(_LOW_HIT,)),
+                 replace(CFG, alt=(Signal("node_diagnostics", "any", args=(("check", "limits"),),  # the pod's cgroup
+                                          pattern=r"cache-\w+\s+cpu\.max=\S+ throttled=\d+%\s+memory\.max=<value>M"),)),
+                 CHANGE),
         remedies=(Remedy("set_config", "cache memory_limit_mb at least 1.2x the dataset (capped by maxmemory) "
                          "and at most half the node's memory"),),
         wrong_fix_effects=f"restarting the cache empties it again and {_HERD}; lowering maxmemory below the "
@@ -99,7 +108,9 @@ class CacheAuthFailure(Declared):
     meta = FaultMeta(
         name="cache_auth_failure", layer="cache", category="authentication", targets=("service:cache",),
         description="a cache password rotation the web tier never picked up",
-        signals=(Signal("search_logs", "cache", pattern="WRONGPASS", description="the cache rejecting AUTH"),
+        signals=(Signal("search_logs", "cache", pattern="WRONGPASS", description="the cache rejecting AUTH",
+                        alt=(Signal("inspect_cache", "any", args=(("section", "info"),),
+                                    pattern=r"rejected_auth_last_30s:[1-9]"),)),
                  Signal("search_logs", "web_server", pattern="WRONGPASS", description="clients falling back"),
                  Signal("get_changes", "any", pattern="auth_secret", description="the rotation")),
         remedies=(Remedy("set_config", "web_server cache_auth_secret = the cache's new auth_secret"),),
@@ -146,7 +157,7 @@ class CacheTtlMisconfig(TunedConfig):
         description="a cache TTL so short that keys expire before they are reused",
         params=(Param("value", int, 5, lo=1, hi=60, description="the new TTL in seconds"),),
         signals=(CFG, CHANGE, Signal("query_metrics", "cache", args=(("metric", "hit_ratio"),),
-                                    description="hit ratio collapsing")),
+                                    description="hit ratio collapsing", alt=(_LOW_HIT,))),
         remedies=(Remedy("set_config", "ttl_s between 120 and 86400 (longer serves stale data)"),),
         wrong_fix_effects=f"restarting the cache empties it and {_HERD}; raising maxmemory does nothing",
         example="cache", example_params=(("value", 5),),

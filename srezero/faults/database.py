@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Any
 
 from srezero.faults.app import ship
 from srezero.faults.base import Fault, FaultMeta, Param, Remedy, RootCause, Signal, register, value_tokens
-from srezero.faults.common import Declared
+from srezero.faults.common import Declared, traced
 from srezero.sim import changes
 from srezero.sim.clock import TICK_S
 from srezero.sim.rng import stable_int
@@ -32,7 +32,8 @@ class ConnectionLeak(Fault):
         targets=("service:web_server",),
         description="a release leaks database connections until the client pool is exhausted",
         params=(Param("leak_per_min", float, 1.2, lo=0.2, hi=10.0, description="connections leaked per replica per minute"),),
-        signals=(Signal("search_logs", "service", pattern="timeout acquiring connection", description="pool waits"),
+        signals=(Signal("search_logs", "service", pattern="timeout acquiring connection", description="pool waits",
+                        alt=(traced("timeout acquiring db connection"),)),
                  Signal("query_metrics", "service", args=(("metric", "db_pool_in_use"),), description="pool pinned at its size"),
                  Signal("get_changes", "any", pattern="<version>", description="the release that started it")),
         remedies=(Remedy("rollback", "roll web_server back to the previous release; each pod keeps its leaked connections until the rollout replaces it"),),
@@ -163,7 +164,11 @@ class LockContention(Declared):
                         description="lock waits naming the blocker"),
                  Signal("inspect_database", "any", args=(("view", "locks"),), pattern="blocking pid <pid>",
                         description="the blocking backend"),
-                 Signal("query_metrics", "database", args=(("metric", "lock_waits"),), description="lock waits")),
+                 Signal("query_metrics", "database", args=(("metric", "lock_waits"),), description="lock waits",
+                        alt=(Signal("inspect_database", "any", args=(("view", "locks"),),
+                                    pattern=r"[1-9]\d* backend\(s\) waiting"),
+                             Signal("inspect_database", "any", args=(("view", "activity"),),
+                                    pattern=r"Lock: transactionid")))),
         remedies=(Remedy("terminate_session", "terminate the blocking backend (its transaction rolls back)"),),
         wrong_fix_effects="terminating other sessions fails their requests; restarting the web tier changes "
                           "nothing; a database restart ends the transaction but takes the database down",
@@ -226,8 +231,13 @@ class TableBloat(Declared):
         description="autovacuum left disabled: dead tuples bloat a hot table until queries slow down",
         params=(Param("table", str, "events", choices=("events", "orders", "order_items", "invoices")),
                 Param("dead_pct", float, 75.0, lo=40.0, hi=85.0, description="dead tuples when it starts to bite")),
-        signals=(Signal("get_config", "database", pattern="autovacuum = false", description="autovacuum off"),
-                 Signal("query_metrics", "database", args=(("metric", "dead_tuple_pct"),), description="dead tuples"),
+        signals=(Signal("get_config", "database", pattern="autovacuum = false", description="autovacuum off",
+                        alt=(Signal("inspect_database", "any", args=(("view", "tables"),),
+                                    pattern="never since autovacuum was turned off"),
+                             Signal("get_changes", "any", pattern=r"autovacuum: (?:True|true) -> (?:False|false)"))),
+                 Signal("query_metrics", "database", args=(("metric", "dead_tuple_pct"),), description="dead tuples",
+                        alt=(Signal("inspect_database", "any", args=(("view", "tables"),),  # DEAD % of 20 or more
+                                    pattern=r"\s\d+\s+(?:[2-9]\d|100)\.\d\s"),)),
                  Signal("inspect_database", "any", args=(("view", "tables"),),
                         pattern=r"<table>\s+\d+\s+\d\d\.\d never since autovacuum", description="the bloated table")),
         remedies=(Remedy("set_config", "database autovacuum = true (it then works the backlog down slowly)"),

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from srezero.faults.base import FaultMeta, Param, Remedy, RootCause, Signal, register
-from srezero.faults.common import Declared, backdate_fill, baseline
+from srezero.faults.common import Declared, backdate_fill, baseline, traced
 from srezero.faults.envelopes import healthy
 from srezero.sim import changes
 from srezero.sim.replication import start_report
@@ -31,8 +31,13 @@ class ReplicaLag(Declared):
         description="standby replay paused indefinitely behind a long reporting query",
         params=(Param("query_s", float, 3600.0, lo=600.0, hi=14400.0, description="how long the report runs"),),
         signals=(Signal("query_metrics", "database", args=(("metric", "replication_lag_s"),),
-                        description="replication lag climbing"),
-                 Signal("get_config", "database", pattern=rf"{DELAY} = -1", description="replay waits forever"),
+                        description="replication lag climbing",
+                        alt=(Signal("inspect_database", "any", args=(("view", "replication"),),  # ReplicationLagHigh's 60 s
+                                    pattern=r"replay lag (?:[6-9]\d|\d{3,}) s"),)),
+                 Signal("get_config", "database", pattern=rf"{DELAY} = -1", description="replay waits forever",
+                        alt=(Signal("inspect_database", "any", args=(("view", "replication"),),
+                                    pattern=r"max_standby_streaming_delay -1 s"),
+                             Signal("get_changes", "any", pattern=rf"{DELAY}: \S+ -> -1\b"))),
                  Signal("inspect_database", "any", args=(("view", "replication"),),
                         pattern="replay waiting for conflicting query", description="what replay waits for")),
         remedies=(Remedy("set_config", f"{DELAY} back to a bounded wait (0-50 s); replay then catches up"),),
@@ -80,9 +85,12 @@ class DatabaseDiskFull(Declared):
         name="db_disk_full", layer="database", category="resource_exhaustion", targets=("replica:database",),
         description="an abandoned replication slot retains WAL until the database's data disk is full",
         params=(Param("fill_minutes", float, 4.0, lo=0.5, hi=60.0, description="minutes from onset to a full disk"),),
-        signals=(Signal("search_logs", "database", pattern="No space left on device", description="failing writes"),
+        signals=(Signal("search_logs", "database", pattern="No space left on device", description="failing writes",
+                        alt=(traced("No space left on device"),)),
                  Signal("node_diagnostics", "node", args=(("check", "disk"),), pattern=r"used \((99|100)%\)",
-                        description="the full data volume"),
+                        description="the full data volume",
+                        alt=(Signal("query_metrics", "node", args=(("metric", "data_disk_used_pct"),),
+                                    pattern=r"last (?:99|100)\.\d"),)),
                  Signal("inspect_database", "any", args=(("view", "replication"),), pattern=r"<slot>\s+physical\s+false",
                         description="the inactive slot and the WAL it retains")),
         remedies=(Remedy("drop_replication_slot", "drop the inactive slot (never the standby's own slot)"),),

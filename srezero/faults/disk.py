@@ -12,7 +12,7 @@ from collections.abc import Generator
 from typing import TYPE_CHECKING, Any
 
 from srezero.faults.base import Fault, FaultMeta, Param, Remedy, RootCause, Signal, register
-from srezero.faults.common import backdate_fill
+from srezero.faults.common import backdate_fill, traced
 from srezero.sim.clock import TICK_S
 
 if TYPE_CHECKING:
@@ -37,10 +37,14 @@ class LatentSectorErrors(Fault):
         description="latent sector errors on a disk make a fraction of reads fail with I/O errors",
         params=(Param("read_error_rate", float, 0.35, lo=0.005, hi=0.5, description="share of reads that fail"),
                 Param("growth", float, 1.2, lo=1.0, hi=2.0, description="error-rate growth per 5 minutes")),
-        signals=(Signal("node_diagnostics", "node", args=(("check", "dmesg"),), pattern="I/O error", description="kernel I/O errors"),
+        signals=(Signal("node_diagnostics", "node", args=(("check", "dmesg"),), pattern="I/O error", description="kernel I/O errors",
+                        alt=(Signal("node_diagnostics", "node", args=(("check", "disk"),),  # SMART's error count
+                                    pattern=r"Media and Data Integrity Errors:\s+[1-9]"),
+                             Signal("query_metrics", "node", args=(("metric", "disk_io_errors"),), pattern=r"max [1-9]"))),
                  Signal("node_diagnostics", "node", args=(("check", "disk"),), pattern=r"Current_Pending_Sector\s+[1-9]",
                         description="SMART pending sectors"),
-                 Signal("search_logs", "database", pattern="could not read block", description="database read errors")),
+                 Signal("search_logs", "database", pattern="could not read block", description="database read errors",
+                        alt=(traced("could not read block"),))),
         remedies=(Remedy("failover", "promote the database replica, whose disk is healthy"),),
         wrong_fix_effects="restarting the database causes an outage and changes nothing; draining its node takes the "
                           "primary down",
@@ -187,8 +191,11 @@ class DiskFull(DiskSpaceFault):
         params=(Param("fill_gb_per_h", float, 600.0, lo=20.0, hi=5000.0, description="write rate of the runaway writer"),
                 Param("minutes_to_full", float, 2.0, lo=0.5, hi=30.0, description="from onset until the disk is full")),
         signals=(Signal("node_diagnostics", "node", (("check", "disk"),), "<path>", "what filled the disk (du)"),
-                 Signal("node_diagnostics", "node", (("check", "disk"),), "No space left on device", "capacity at 100%"),
-                 Signal("search_logs", "service", (), "No space left on device", "failed writes")),
+                 Signal("node_diagnostics", "node", (("check", "disk"),), "No space left on device", "capacity at 100%",
+                        alt=tuple(Signal("query_metrics", "node", (("metric", m),), r"last (?:99\.9|100\.0)")
+                                  for m in ("root_disk_used_pct", "data_disk_used_pct"))),
+                 Signal("search_logs", "service", (), "No space left on device", "failed writes",
+                        alt=(traced("No space left on device"),))),
         remedies=_SPACE_REMEDIES,
         wrong_fix_effects="restarting the database or pods frees nothing; failing over moves the database to its "
                           "replica but leaves the disk full",

@@ -23,6 +23,7 @@ from srezero.faults.base import (
     register,
     value_tokens,
 )
+from srezero.faults.common import traced
 from srezero.sim import changes
 from srezero.sim import metrics as M
 from srezero.sim.clock import TICK_S
@@ -122,7 +123,8 @@ class FdExhaustion(NodeFault):
                         "fs.file-nr at fs.file-max"),
                  Signal("node_diagnostics", "node", (("check", "dmesg"),), r"VFS: file-max limit \d+ reached",
                         "the kernel's ENFILE message"),
-                 Signal("search_logs", "web_server", (), "too many open files in system", "accept failures")),
+                 Signal("search_logs", "web_server", (), "too many open files in system", "accept failures",
+                        alt=(traced("too many open files in system"),))),
         remedies=(Remedy("kill_process", "restart the leaking host process (systemd restarts it with its descriptors "
                                          "released)"),),
         wrong_fix_effects="restarting pods frees a few hundred descriptors; raising fs.file-max only delays the next "
@@ -202,7 +204,8 @@ class ConntrackFull(NodeFault):
                         "the kernel dropping packets"),
                  Signal("node_diagnostics", "node", (("check", "limits"),), r"nf_conntrack_max \d+ \(table full\)",
                         "count at the maximum"),
-                 Signal("search_logs", "web_server", (), "connect: connection timed out", "dropped SYNs time out")),
+                 Signal("search_logs", "web_server", (), "connect: connection timed out", "dropped SYNs time out",
+                        alt=(traced("connect timeout"),))),
         remedies=(Remedy("set_sysctl", "net.netfilter.nf_conntrack_max at least twice the tracked count, and small "
                                        "enough that the table stays under a tenth of the node's memory"),),
         wrong_fix_effects="restarts reconnect into the same full table; a huge table pins kernel memory and the OOM "
@@ -339,7 +342,8 @@ class ClockSkew(NodeFault):
                 Param("drift_s_per_min", float, 4.0, lo=0.2, hi=60.0, description="further drift per minute")),
         signals=(Signal("node_diagnostics", "node", (("check", "limits"),), "NTP service: inactive",
                         "time sync stopped"),
-                 Signal("search_logs", "web_server", (), "token rejected", "token validation failures"),
+                 Signal("search_logs", "web_server", (), "token rejected", "token validation failures",
+                        alt=(traced("token rejected"),)),
                  Signal("node_diagnostics", "node", (("check", "limits"),), r"System clock synchronized: no",
                         "the clock is not synchronised")),
         remedies=(Remedy("sync_clock", "restart chronyd and step the clock on that node"),),
@@ -393,7 +397,8 @@ class EphemeralPortExhaustion(NodeFault):
         params=(Param("overcommit", float, 2.0, lo=1.2, hi=6.0, description="ports needed / ports in the new range"),),
         signals=(Signal("node_diagnostics", "node", (("check", "limits"),), "exhausted: cannot assign requested address",
                         "all ephemeral ports in use"),
-                 Signal("search_logs", "web_server", (), "cannot assign requested address", "EADDRNOTAVAIL"),
+                 Signal("search_logs", "web_server", (), "cannot assign requested address", "EADDRNOTAVAIL",
+                        alt=(traced("cannot assign requested address"),)),
                  Signal("get_changes", "*", (), r"ip_local_port_range", "the sysctl change")),
         remedies=(Remedy("set_sysctl", "widen net.ipv4.ip_local_port_range to at least 1.5x the ports in use, starting "
                                        "above every listening port (> 8080)"),
@@ -461,9 +466,11 @@ class CpuThrottling(ConfigFault):
         params=(Param("quota_factor", float, 0.2, lo=0.08, hi=0.5, description="new quota / old quota"),),
         signals=(Signal("node_diagnostics", "node", (("check", "limits"),), r"throttled=([5-9]\d|100)%",
                         "cgroup throttling on the replica's node"),
-                 Signal("get_config", "service", (), "cpu_limit", "the quota"),
+                 Signal("get_config", "service", (), "cpu_limit", "the quota",  # a web pod's cgroup shows it
+                        alt=(Signal("node_diagnostics", "any", (("check", "limits"),), r"web-\w+\s+cpu\.max=\d"),)),
                  Signal("get_changes", "any", (), "cpu_limit", "the change that cut it"),
-                 Signal("search_logs", "service", (), "worker pool saturated", "requests shed for lack of CPU")),
+                 Signal("search_logs", "service", (), "worker pool saturated", "requests shed for lack of CPU",
+                        alt=(traced("503 shed"),))),
         remedies=(Remedy("set_config", "cpu_limit high enough that replicas run under 60% of it at today's load, "
                                        "and at most 8 cores"),),
         wrong_fix_effects="restarts keep the quota; scaling out helps only while the quota stays tiny per replica",

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from srezero.faults.base import FaultMeta, Param, Remedy, RootCause, Signal, register, value_tokens
-from srezero.faults.common import CFG, CHANGE, Declared, TunedConfig, baseline, esc, live
+from srezero.faults.common import CFG, CHANGE, Declared, TunedConfig, baseline, esc, live, traced
 from srezero.sim import changes
 
 if TYPE_CHECKING:
@@ -30,6 +30,7 @@ class BadBackendWeight(Declared):
         params=(Param("weight", int, 50, lo=5, hi=1000,
                       description="the runaway weight, in units of the others' weight (all equal when healthy)"),),
         signals=(Signal("get_config", "load_balancer", pattern=r"backend_weight\.<rep> = <weight>\b",
+                        alt=(Signal("get_changes", "any", pattern=r"backend_weight\.<rep>: \S+ -> <weight>\b"),),
                         description="the runaway weight"),
                  Signal("query_metrics", "target", args=(("metric", "request_rate"),),
                         description="one replica taking most requests"),
@@ -198,7 +199,7 @@ class LbIdleTimeoutLow(TunedConfig):
         description="an upstream idle timeout shorter than the slow requests it must carry",
         params=(Param("value", int, 1, lo=1, hi=5, description="the timeout in seconds"),),
         signals=(CFG, CHANGE, Signal("search_logs", "load_balancer", pattern="upstream timed out",
-                                    description="requests cut at the edge")),
+                                    description="requests cut at the edge", alt=(traced("upstream idle timeout"),))),
         remedies=(Remedy("set_config", "idle_timeout_s between 30 and 3600"),),
         wrong_fix_effects="scaling or restarting the web tier does not make exports faster than a second",
         example="load_balancer", example_params=(("value", 1),),

@@ -9,6 +9,7 @@ batch throttles it to the ack timer.
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from srezero.faults.base import FaultMeta, Param, Remedy, RootCause, Signal, register
@@ -22,7 +23,12 @@ if TYPE_CHECKING:
 
 #: the broker's own view of the same rates: PUBLISH/S and DELIVER/S
 _BROKER_RATES = Signal("inspect_queue", "any", args=(("view", "queues"),))
-_AGE = Signal("query_metrics", "message_queue", args=(("metric", "queue_age_s"),), description="the backlog ageing")
+#: the head of the queue is its oldest message (inspect_queue messages): ready for 3 minutes or more, the
+#: age QueueBacklogGrowing pages at
+_HEAD_AGE = Signal("inspect_queue", "any", args=(("view", "messages"),),
+                   pattern=r"(?:(?!00)\d\d:\d\d|00:(?:0[3-9]|[1-5]\d)):\d\d\s+ready")
+_AGE = Signal("query_metrics", "message_queue", args=(("metric", "queue_age_s"),), description="the backlog ageing",
+              alt=(_HEAD_AGE,))
 _QUEUE_ALERT = "QueueBacklogGrowing"
 
 
@@ -168,10 +174,13 @@ class VisibilityTimeoutLow(TunedConfig):
         description="a visibility timeout shorter than the longest jobs: duplicate processing crowds out the rest",
         params=(Param("long_s", float, 40.0, lo=10.0, hi=55.0, description="how long an export job runs"),
                 Param("factor", float, 0.2, lo=0.02, hi=0.7, description="the timeout as a share of that")),
-        signals=(CFG, CHANGE, Signal("search_logs", "worker", pattern="duplicate delivery",
-                                    description="jobs processed twice"),
+        signals=(replace(CFG, alt=(Signal("inspect_queue", "any", args=(("view", "queues"),),
+                                          pattern=r"visibility_timeout <value> s"),)),
+                 CHANGE, Signal("search_logs", "worker", pattern="duplicate delivery", description="jobs processed twice"),
                  Signal("query_metrics", "message_queue", args=(("metric", "redeliveries_per_s"),),
-                        description="redeliveries")),
+                        description="redeliveries",
+                        alt=(Signal("inspect_queue", "any", args=(("view", "queues"),),  # REDELIVER/S above 0.0
+                                    pattern=r"jobs\s+\d+\s+\d+\s+\d+\s+[\d.]+\s+[\d.]+\s+(?!0\.0\s)\d+\.\d"),))),
         remedies=(Remedy("set_config", "visibility_timeout_s at least 1.5x the longest job and at most 43200"),),
         wrong_fix_effects="scaling adds workers that run more duplicates; restarts redeliver everything in flight",
         example="message_queue", example_params=(("long_s", 40.0), ("factor", 0.2)), alert=_QUEUE_ALERT,
@@ -205,8 +214,12 @@ class InflightLimitLow(TunedConfig):
         name="inflight_limit_low", layer="queue", category="misconfiguration", targets=("service:message_queue",),
         description="an in-flight (prefetch) limit below the consumers' ack batch throttles consumption",
         params=(Param("ratio", float, 0.5, lo=0.1, hi=0.9, description="throughput left as a share of the load"),),
-        signals=(CFG, CHANGE, Signal("query_metrics", "message_queue", args=(("metric", "consume_rate"),),
-                                    description="consumption capped"), _AGE),
+        signals=(replace(CFG, alt=(Signal("inspect_queue", "any", args=(("view", "queues"),),
+                                          pattern=r"prefetch <value>(?![\w.])"),
+                                   Signal("inspect_queue", "any", args=(("view", "consumers"),),
+                                          pattern=r"worker-\w+\s+<value>\s"))),
+                 CHANGE, Signal("query_metrics", "message_queue", args=(("metric", "consume_rate"),),
+                                description="consumption capped", alt=(_BROKER_RATES,)), _AGE),
         remedies=(Remedy("set_config", "max_inflight at least the consumers' ack batch (inspect_queue consumers "
                          "shows it) and at most 5000"),),
         wrong_fix_effects="scaling helps only in proportion; restarts redeliver in-flight work",
@@ -234,9 +247,12 @@ class DeadLetterOverflow(Declared):
         description="a full dead-letter queue refuses dead letters, which then loop through the consumers",
         params=(Param("fail_pct", float, 3.0, lo=0.5, hi=20.0, description="percent of jobs that always fail"),),
         signals=(Signal("query_metrics", "message_queue", args=(("metric", "dlq_depth"),),
-                        description="the dead-letter queue at its cap"),
+                        description="the dead-letter queue at its cap",
+                        alt=(Signal("inspect_queue", "any", args=(("view", "queues"),), pattern=r"jobs\.dlq\s+<cap>\s"),)),
                  Signal("search_logs", "message_queue", pattern="reached max-length", description="refused dead letters"),
-                 Signal("get_config", "message_queue", pattern=r"dlq_max_messages = <cap>\b", description="the cap")),
+                 Signal("get_config", "message_queue", pattern=r"dlq_max_messages = <cap>\b", description="the cap",
+                        alt=(Signal("inspect_queue", "any", args=(("view", "queues"),),
+                                    pattern=r"\s<cap> \(overflow reject-publish\)"),))),
         remedies=(Remedy("set_config", "dlq_max_messages at least twice the dead letters held plus 10000, at most "
                          "1000000 (the broker keeps them in memory)"),),
         wrong_fix_effects="purging the dead-letter queue destroys the failed jobs; restarts change nothing; "
