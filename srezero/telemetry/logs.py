@@ -161,6 +161,12 @@ class _Rand:
         return lo + int(self.table[key % 4099] * (hi - lo))
 
 
+def _held_xid(lock_pid: int, drawn: int) -> int:
+    """The transaction a lock waiter waits on: the blocking backend's own, the same in every line (one
+    backend holds one transaction id); a waiter with no known holder waits on the drawn one."""
+    return 80_000 + lock_pid * 7_919 % 20_000 if lock_pid else drawn
+
+
 _FIELD_FNS = {
     # values of the line's own time (config.Config.at, the tick's LogContext), not of the read's
     "timeout": lambda w, rep, r, t: _cfg(w, "web_server", "db_timeout_ms", t),
@@ -193,7 +199,7 @@ _FIELD_FNS = {
     "pct": lambda w, rep, r, t: r.int(1, 9),
     "n2": lambda w, rep, r, t: r.int(12, 28),
     "pid": lambda w, rep, r, t: r.int(1000, 30000),
-    "txid": lambda w, rep, r, t: r.int(80_000, 99_999),
+    "txid": lambda w, rep, r, t: _held_xid(_tick_of(w, rep, t)[3].db_lock_pid, r.int(80_000, 99_999)),
     "job": lambda w, rep, r, t: f"{r.int(0, 16**6):06x}",
     "ip": lambda w, rep, r, t: f"10.{_node_index_at(rep, t)}.{r.int(1, 250)}.{r.int(2, 250)}",
     "port": lambda w, rep, r, t: r.int(32768, 60999),

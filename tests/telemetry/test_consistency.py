@@ -128,3 +128,11 @@ def test_the_oldest_message_ages_no_faster_than_time() -> None:
     ages = w.buf[w.row_of[("message_queue", "queue_age_s")], : w.col + 1]
     assert ages.max() > 60  # the backlog did grow old ...
     assert np.diff(ages).max() <= TICK_S + 1e-9  # ... a tick at a time
+
+
+def test_every_lock_waiter_waits_on_the_blocker_s_one_transaction() -> None:
+    # inc-024 seed 14: waiters named transactions 87158, 89707, 83850 ... all held by backend 53698
+    _, (text,) = _play("inc-024", 14, "search_logs(service='database', pattern='ShareLock')")
+    waits = re.findall(r"ShareLock on transaction (\d+) .* Process holding the lock: (\d+)\.", text)
+    assert len(waits) >= 3
+    assert len(set(waits)) == 1
