@@ -98,7 +98,7 @@ UNITS = {
     "ready_replicas": "replicas", "active_connections": "client connections", "healthy_backends": "backends",
     "db_pool_in_use": "pooled connections in use, all replicas", "hit_ratio": "fraction of reads (0.9 = 90%)",
     "evictions_per_s": "keys/s", "memory_used_mb": "MB", "replication_lag_s": "s", "slow_queries_per_s": "queries/s",
-    "dead_tuple_pct": "% of rows", "lock_waits": "sessions waiting on locks", "queue_depth": "messages",
+    "dead_tuple_pct": "% of rows dead, most bloated table", "lock_waits": "sessions waiting on locks", "queue_depth": "messages",
     "queue_age_s": "s (oldest message)", "dlq_depth": "messages", "publish_rate": "msg/s", "consume_rate": "msg/s",
     "redeliveries_per_s": "msg/s", "processed_per_s": "jobs/s", "cpu_util_pct": "% of the node's cores",
     "memory_used_pct": "% of the node's memory", "root_disk_used_pct": "% of /", "data_disk_used_pct": "% of /var/lib/data",
