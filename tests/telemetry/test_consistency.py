@@ -136,3 +136,22 @@ def test_every_lock_waiter_waits_on_the_blocker_s_one_transaction() -> None:
     waits = re.findall(r"ShareLock on transaction (\d+) .* Process holding the lock: (\d+)\.", text)
     assert len(waits) >= 3
     assert len(set(waits)) == 1
+
+
+def test_a_query_span_ends_by_its_client_timeout_and_a_timed_out_request_shows_each_attempt() -> None:
+    # inc-003 seed 14: "database SELECT orders 115.6 ms ok" beside db_timeout_ms = 7, and a request whose
+    # logs said "attempt 5/5" showed one 7 ms span
+    env, _ = _play("inc-003", 14)
+    w = env.world
+    cfg = w.services["web_server"].config
+    timeout, tries = float(cfg["db_timeout_ms"]), int(cfg["db_retries"]) + 1
+    traces = env.step("get_traces(service='database', limit=20)")[0].data
+    spans = [s for t in traces for s in t["spans"] if s["service"] == "database"]
+    assert spans and all(s["ms"] <= timeout for s in spans)
+    timed_out = [t for t in env.step("get_traces(service='database', errors_only=True)")[0].data
+                 if t["error"] == "db query timeout"]
+    assert timed_out
+    for t in timed_out:
+        attempts = [s for s in t["spans"] if s["service"] == "database"]
+        assert len(attempts) == tries and all(s["status"] == "timeout" for s in attempts)
+        assert t["total_ms"] >= tries * timeout
