@@ -160,6 +160,12 @@ class _Rand:
         self.key = key = (self.key * 1_103_515_245 + 12_345) & 0x7FFFFFFF  # u(), inlined: the most common draw
         return lo + int(self.table[key % 4099] * (hi - lo))
 
+    def hexid(self, digits: int) -> str:
+        """An id of ``digits`` hex digits from the running key itself, not the 4,099-entry table: request and
+        job ids drawn from the table repeated within an episode and across episodes."""
+        self.key = key = (self.key * 1_103_515_245 + 12_345) & 0x7FFFFFFF
+        return f"{(key * 0x9E3779B1 ^ key >> 13) & ((1 << 4 * digits) - 1):0{digits}x}"
+
 
 def _held_xid(lock_pid: int, drawn: int) -> int:
     """The transaction a lock waiter waits on: the blocking backend's own, the same in every line (one
@@ -179,7 +185,7 @@ _FIELD_FNS = {
     "reason": lambda w, rep, r, t: _tick_of(w, rep, t)[4] or "exited with code 1",
     "limit": lambda w, rep, r, t: (_cfg(w, "load_balancer", "max_connections", t) if rep.kind == "load_balancer"
                                    else _cfg(w, "web_server", "rate_limit_rps", t)),
-    "rid": lambda w, rep, r, t: f"{r.int(0, 16**8):08x}",
+    "rid": lambda w, rep, r, t: r.hexid(8),
     "host": lambda w, rep, r, t: _cfg(w, "web_server", "db_host", t),
     "chost": lambda w, rep, r, t: _cfg(w, "web_server", "cache_host", t),
     "workers": lambda w, rep, r, t: _cfg(w, "web_server", "workers", t),
@@ -200,7 +206,7 @@ _FIELD_FNS = {
     "n2": lambda w, rep, r, t: r.int(12, 28),
     "pid": lambda w, rep, r, t: r.int(1000, 30000),
     "txid": lambda w, rep, r, t: _held_xid(_tick_of(w, rep, t)[3].db_lock_pid, r.int(80_000, 99_999)),
-    "job": lambda w, rep, r, t: f"{r.int(0, 16**6):06x}",
+    "job": lambda w, rep, r, t: r.hexid(6),
     "ip": lambda w, rep, r, t: f"10.{_node_index_at(rep, t)}.{r.int(1, 250)}.{r.int(2, 250)}",
     "port": lambda w, rep, r, t: r.int(32768, 60999),
     "maxmem": lambda w, rep, r, t: _cfg(w, "cache", "maxmemory_mb", t),
@@ -213,7 +219,7 @@ _FIELD_FNS = {
     "maxr": lambda w, rep, r, t: _cfg(w, "message_queue", "max_redeliveries", t),
     "dlqmax": lambda w, rep, r, t: _cfg(w, "message_queue", "dlq_max_messages", t),
     # the poison message a consumer was stuck on at the line's time, not now (it may be dead-lettered since)
-    "pjob": lambda w, rep, r, t: _poison_at(w, t) or f"{r.int(0, 16**6):06x}",
+    "pjob": lambda w, rep, r, t: _poison_at(w, t) or r.hexid(6),
     "pattempt": lambda w, rep, r, t: 1 + int(_poison_held(w, t) / 7.0),
     "pheld": lambda w, rep, r, t: int(_poison_held(w, t)),
     # what the heap was at the line's tick, not now (a replica OOM-killed since has a fresh heap)

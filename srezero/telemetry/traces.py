@@ -84,7 +84,7 @@ def sample(w: World, service: str | None, errors_only: bool, limit: int) -> list
             own = waited
         total = max(1.0, sum(s["ms"] for s in spans) + max(own, 2.0))
         trace = {
-            "trace_id": f"{r.int(0, 16**8):08x}{r.int(0, 16**8):08x}",
+            "trace_id": r.hexid(8) + r.hexid(8),
             "endpoint": ENDPOINTS[r.int(0, len(ENDPOINTS))],
             "total_ms": round(total, 1),
             "status": 500 if err_cause and err_cause not in ("overload", "rate_limited") else

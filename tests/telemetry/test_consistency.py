@@ -155,3 +155,17 @@ def test_a_query_span_ends_by_its_client_timeout_and_a_timed_out_request_shows_e
         attempts = [s for s in t["spans"] if s["service"] == "database"]
         assert len(attempts) == tries and all(s["status"] == "timeout" for s in attempts)
         assert t["total_ms"] >= tries * timeout
+
+
+def _request_ids(task: str, seed: int) -> list[str]:
+    _, (text,) = _play(task, seed, "search_logs(service='web_server', pattern='rid=', window_s=3600, limit=200)")
+    return re.findall(r"rid=([0-9a-f]+)", text)
+
+
+def test_request_ids_do_not_repeat_within_or_across_episodes() -> None:
+    # a blind player met rid=ba097461 in inc-024 seed 14 and again in inc-036 seed 16: ids were drawn from
+    # a shared table of 4,099 values
+    first, second = _request_ids("inc-024", 14), _request_ids("inc-036", 16)
+    assert len(first) >= 100 and len(second) >= 100
+    assert len(set(first)) == len(first) and len(set(second)) == len(second)
+    assert not set(first) & set(second)
