@@ -403,11 +403,15 @@ class Fault:
         subs = self.subs(w)
         return [resolve_signal(w, self.target, sig, subs) for sig in self.meta.signals]
 
-    def signal_alternatives(self, w: World) -> list[tuple[tuple[str, str, dict[str, Any], str], ...]]:
+    def signal_alternatives(self, w: World, resolved: list[tuple[str, str, dict[str, Any], str]] | None = None
+                            ) -> list[tuple[tuple[str, str, dict[str, Any], str], ...]]:
         """(a declared signal as :meth:`signals` resolves it, another read that shows the same fact), for
-        every ``Signal.alt``; the evidence scorer credits the signal for either."""
+        every ``Signal.alt``; the evidence scorer credits the signal for either. ``resolved``: what
+        :meth:`signals` returned, when the caller has it already."""
+        if not any(sig.alt for sig in self.meta.signals):
+            return []
         subs = self.subs(w)
-        mine = self.signals(w) if any(sig.alt for sig in self.meta.signals) else []
+        mine = self.signals(w) if resolved is None else resolved
         # a primitive that resolves its signals itself (a service's log read on a disk's victim) lists them
         # in declaration order: the alternative then belongs to its own resolution of the signal
         same = len(mine) == len(self.meta.signals) and all(m[0] == s.tool for m, s in zip(mine, self.meta.signals, strict=True))

@@ -110,7 +110,7 @@ def alternatives_of(w: World, faults: list[Fault], signals: list[list[tuple[str,
     out: dict[int, list[tuple[str, str, dict[str, Any], str]]] = {}
     offset = 0
     for f, mine in zip(faults, signals, strict=True):
-        for primary, alt in f.signal_alternatives(w):
+        for primary, alt in f.signal_alternatives(w, mine):
             if primary in mine:  # a fault that rewrites its signals may have dropped this one
                 out.setdefault(offset + mine.index(primary), []).append(alt)
         offset += len(mine)
