@@ -29,7 +29,7 @@ if TYPE_CHECKING:
     from srezero.sim.world import World
 
 PER_METRIC_TABLES = {"sigma": (M.NOISE_SIGMA, 0.0), "ceiling": (M.NOISE_CEILING, float("inf")),
-               "counted": (dict.fromkeys(M.COUNTED, 1.0), 0.0)}
+                     "counted": (dict.fromkeys(M.COUNTED, 1.0), 0.0)}
 
 
 #: size of the measurement-noise table (a prime, so index hashes spread over all of it)
