@@ -29,6 +29,13 @@ if TYPE_CHECKING:
     from srezero.sim.world import World
 
 
+def backoff(quoting: str = "") -> Signal:
+    """A ``Signal.alt`` for a crash loop: Kubernetes' BackOff event for the service's pods
+    (``srezero.sim.lifecycle``), quoting the start-up error when ``quoting`` (a pattern) is given."""
+    return Signal("get_events", "service",
+                  pattern="Back-off restarting failed container" + (f": .*{quoting}" if quoting else ""))
+
+
 def ship(w: World, svc_name: str, defect: str, rate: float, author: str | None = None, noise: bool = False) -> Deploy:
     """Roll out a new version of ``svc_name`` carrying ``defect`` (a cause, not a symptom; "" for a
     healthy release, which noise ships the same way). Its version step and release note are drawn as
@@ -135,9 +142,9 @@ class CrashLoop(ConfigFault):
         description="a required environment variable was removed, so the process exits at start-up",
         params=(Param("key", str, "env.DATABASE_URL", choices=("env.DATABASE_URL",)),),
         signals=(Signal("get_status", "service", pattern="CrashLoopBackOff", description="replicas crash-looping",
-                        alt=(Signal("get_events", "service", pattern="Back-off restarting failed container"),)),
+                        alt=(backoff(),)),
                  Signal("search_logs", "service", pattern="DATABASE_URL", description="the start-up error",
-                        alt=(Signal("get_events", "service", pattern="Back-off restarting failed container: .*DATABASE_URL"),)),
+                        alt=(backoff("DATABASE_URL"),)),
                  Signal("get_config", "service", pattern="env\\.DATABASE_URL", description="the empty variable",
                         alt=(Signal("get_changes", "any", pattern=r"env\.DATABASE_URL: \S+ -> ''"),))),
         remedies=(Remedy("set_config", "set env.DATABASE_URL back to the database URL"),),

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from srezero.faults.app import ship
+from srezero.faults.app import backoff, ship
 from srezero.faults.base import FaultMeta, Param, Remedy, RootCause, Signal, register, value_tokens
 from srezero.faults.common import Declared, esc, traced
 from srezero.sim import changes
@@ -73,11 +73,10 @@ class StaleCredential(Declared):
         targets=("service:web_server", "service:worker"),
         description="a database password rotation that one service never picked up",
         signals=(Signal("get_status", "service", pattern="CrashLoopBackOff", description="replicas crash-looping",
-                        alt=(Signal("get_events", "service", pattern="Back-off restarting failed container"),)),
+                        alt=(backoff(),)),
                  Signal("search_logs", "service", pattern="password authentication failed",
                         description="the database rejecting the old password",
-                        alt=(Signal("get_events", "service",
-                                    pattern="Back-off restarting failed container: .*password authentication failed"),)),
+                        alt=(backoff("password authentication failed"),)),
                  Signal("get_changes", "any", pattern="rotated", description="the rotation"),
                  Signal("get_config", "service", pattern=r"env\.CREDENTIALS_VERSION = '<old>'",
                         description="the stale secret version")),

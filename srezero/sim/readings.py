@@ -83,14 +83,12 @@ def kernel_limit(node: Node, attr: str, c0: int, c1: int) -> Any:
     """A node's kernel table size (``fs.file-max``, ``nf_conntrack_max``) as it was at each column's time:
     its value now, and before each change (:func:`srezero.sim.nodes.set_kernel_limit`) the value it had."""
     now = float(getattr(node, attr))
-    changes = [(at, old) for at, name, old in node.limit_log if name == attr]
+    changes = [(at, float(old)) for at, name, old in node.limit_log if name == attr]
     if not changes:
         return now
-    times = np.arange(c0, c1 + 1) * TICK_S
-    caps = np.full(len(times), now)
-    for at, old in reversed(changes):
-        caps[times < at] = old
-    return caps
+    # each value holds from its change on; the first change's old value held before it
+    values = [old for _, old in changes[1:]] + [now]
+    return _stepwise([-math.inf, *(at for at, _ in changes)], [changes[0][1], *values], c0, c1)
 
 
 def _config_limit(config: Config, key: str, c0: int, c1: int) -> np.ndarray:
@@ -103,10 +101,14 @@ def quota_limit(svc: Service, c0: int, c1: int) -> Any:
     quotas = svc.quotas
     if not quotas:
         return math.inf
-    times = [at for at, _ in quotas]
-    caps = [q if q > 0.0 else math.inf for _, q in quotas]  # 0: no quota
+    return _stepwise([at for at, _ in quotas], [q if q > 0.0 else math.inf for _, q in quotas], c0, c1)  # 0: none
+
+
+def _stepwise(times: list[float], values: list[float], c0: int, c1: int) -> np.ndarray:
+    """A value that changed at ``times`` (ascending), read at each column c0..c1: the value of the last
+    change at or before the column's time (the first value before any)."""
     at = np.searchsorted(times, np.arange(c0, c1 + 1) * TICK_S, side="right") - 1
-    return np.take(caps, np.maximum(at, 0))
+    return np.take(values, np.maximum(at, 0))
 
 
 def backdate_ramp(w: World, row: int, added: float, per_tick: float, cap: float = math.inf) -> None:
